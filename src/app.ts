@@ -1,0 +1,109 @@
+// The composition root of the HTTP service: one node:http server whose requests are routed by Host.
+// The BASE_URL host (and bare IP hosts) goes to Fastify (API, pages, ops); every other host goes to
+// the site server directly, so site traffic pays no framework routing or hooks (DESIGN "House style" 10).
+
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppContext } from './context.js';
+import { accountRoutes } from './http/account.js';
+import { authRoutes } from './http/auth.js';
+import { registerErrorHandling } from './http/errors.js';
+import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
+import { createMetrics, observeRequest } from './http/metrics.js';
+import { opsRoutes } from './http/ops.js';
+import { registerRateLimit } from './http/rate-limit.js';
+import { createSiteServer } from './serve/site-server.js';
+
+/** Lowercase hostname of a Host header value, without port ('' when absent). */
+export function hostnameOf(hostHeader: string | undefined): string {
+  if (!hostHeader) return '';
+  let host = hostHeader.toLowerCase();
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.lastIndexOf(':');
+  if (colon !== -1) host = host.slice(0, colon);
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+export type HostTarget = 'api' | 'site';
+
+/** CONTRACT "Hosts": BASE_URL's host -> API and pages; anything else -> the site server. */
+export function hostTarget(hostname: string, baseHost: string): HostTarget {
+  if (hostname === baseHost) return 'api';
+  // No Host, or an IP literal: nothing a site or custom domain can be, so the API answers
+  // (lets health checks and clients reach http://127.0.0.1:PORT/api/... directly).
+  if (hostname === '' || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0) return 'api';
+  return 'site';
+}
+
+export type App = FastifyInstance;
+
+export async function buildApp(ctx: AppContext): Promise<App> {
+  const metrics = createMetrics();
+  const siteServer = createSiteServer(ctx, metrics);
+  const { baseHost } = ctx.config;
+
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    trustProxy: ctx.config.trustProxy,
+    bodyLimit: JSON_BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: () => `req-${randomBytes(8).toString('hex')}`,
+    // Bodies are validated exactly as sent: no type coercion, no silent removal of fields.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    serverFactory: (handler) =>
+      createServer((req: IncomingMessage, res: ServerResponse) => {
+        if (hostTarget(hostnameOf(req.headers.host), baseHost) === 'api') handler(req, res);
+        else siteServer.handle(req, res);
+      }),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerJsonParser(app);
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Slipway API',
+        version: '1.0.0',
+        description:
+          'Static-site hosting: publish, manage and serve sites. Errors are {error, code, status}.',
+      },
+      servers: [{ url: ctx.config.baseUrl }],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_live_ API key' } },
+      },
+    },
+  });
+
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    done();
+  });
+  registerRateLimit(app, ctx);
+  app.addHook('onResponse', (req, reply, done) => {
+    observeRequest(
+      metrics,
+      req.method,
+      req.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
+
+  await app.register(opsRoutes(ctx, metrics));
+  await app.register(authRoutes(ctx));
+  await app.register(accountRoutes(ctx));
+
+  app.addHook('onClose', async () => siteServer.close());
+  await app.ready();
+  return app;
+}
+
+/** The node:http server behind the app (for listen/close in tests and server.ts). */
+export const httpServerOf = (app: App): Server => app.server;

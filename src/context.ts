@@ -1,0 +1,74 @@
+// Composition of the stores a running service uses, chosen by configuration only.
+
+import type { Writable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { type Clock, systemClock } from './core/clock.js';
+import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
+import { createLogger } from './http/logging.js';
+import { DiskBlobStore } from './store/blob/disk.js';
+import type { BlobStore } from './store/blob/types.js';
+import { Db } from './store/db/db.js';
+import { DevMailer } from './store/mail/dev.js';
+import { SmtpMailer } from './store/mail/smtp.js';
+import type { Mailer } from './store/mail/types.js';
+import { MemoryRateStore } from './store/rate/memory.js';
+import type { RateStore } from './store/rate/types.js';
+
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  db: Db;
+  blobs: BlobStore;
+  mailer: Mailer;
+  rate: RateStore;
+  keys: ServerKeys;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  clock?: Clock;
+  /** Where structured logs go (default stdout); tests capture them. */
+  logStream?: Writable;
+  /** Replaces the database (tests isolate PostgreSQL runs in their own schema). */
+  db?: Db;
+  /** Receives dev-mailer lines instead of stdout. */
+  devMailWrite?: (line: string) => void;
+}
+
+export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+  const clock = options.clock ?? systemClock;
+  const logger = createLogger(config.logLevel, options.logStream);
+  const keys = deriveKeys(config.secretsKey ?? loadOrCreateSecretsKey(config.dataDir));
+
+  const db = options.db ?? Db.fromConfig(config.database);
+  await db.migrate();
+
+  if (config.blobs.provider !== 'disk') throw new Error('S3 blob storage is not available in this build');
+  const disk = new DiskBlobStore(config.blobs.dir, { clock });
+  await disk.init();
+  const blobs: BlobStore = disk;
+
+  const mailer: Mailer =
+    config.mail.transport === 'smtp'
+      ? new SmtpMailer(config.mail.url, config.mailFrom)
+      : new DevMailer(config.mail.outboxFile, config.mailFrom, options.devMailWrite);
+
+  const rate: RateStore = new MemoryRateStore(clock);
+
+  return {
+    config,
+    clock,
+    logger,
+    db,
+    blobs,
+    mailer,
+    rate,
+    keys,
+    async close() {
+      await Promise.allSettled([mailer.close(), rate.close()]);
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,158 @@
+// Passwordless sign-in: emailed one-time codes that yield an API key (spec "Sign-in", "Authentication";
+// CONTRACT "Sign-in mail"). Codes and keys are stored only as hashes.
+
+import { randomInt } from 'node:crypto';
+import type { Db } from '../store/db/db.js';
+import { isUniqueViolation } from '../store/db/db.js';
+import {
+  type AccountRow,
+  findAccountByEmail,
+  findAccountByKeyHash,
+  insertAccount,
+  setApiKeyHash,
+} from '../store/db/tables/account.js';
+import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
+import type { Mailer } from '../store/mail/types.js';
+import type { Clock } from './clock.js';
+import { ApiError, invalid } from './errors.js';
+import { hmacHex, newId, randomHex, sha256Hex } from './secrets.js';
+
+/** No I, O, 0, 1: nothing a person can misread (CONTRACT). */
+export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+export const CODE_TTL_S = 600;
+export const MAX_CODE_ATTEMPTS = 5;
+export const API_KEY_PREFIX = 'svc_live_';
+const API_KEY_RE = /^svc_live_[0-9a-f]{32}$/;
+const CODE_RE = /^[A-Z0-9]{4}-[A-Z0-9]{4}$/;
+const MAX_EMAIL_CHARS = 254;
+// Pragmatic address check: one @, a dotted domain, no spaces or control characters.
+const EMAIL_RE = /^[^\s@"<>()[\]\\,;:]+@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+export interface SignInDeps {
+  db: Db;
+  mailer: Mailer;
+  clock: Clock;
+  codeKey: Buffer;
+  /** Shown in the mail, e.g. `Slipway`. */
+  serviceName: string;
+}
+
+export function normalizeEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (email.length > MAX_EMAIL_CHARS || !EMAIL_RE.test(email)) {
+    throw invalid(`"${raw.slice(0, 100)}" is not a valid email address`, {
+      hint: 'Send {"email": "you@example.com"}.',
+    });
+  }
+  return email;
+}
+
+export function generateCode(): string {
+  let code = '';
+  for (let i = 0; i < 8; i++) {
+    if (i === 4) code += '-';
+    code += CODE_ALPHABET[randomInt(CODE_ALPHABET.length)];
+  }
+  return code;
+}
+
+const codeHash = (key: Buffer, email: string, code: string) => hmacHex(key, `${email}\n${code}`);
+
+export const hashApiKey = (key: string): string => sha256Hex(key);
+
+/** Issues a fresh code for the email (replacing any earlier one) and mails it. */
+export async function requestCode(
+  deps: SignInDeps,
+  rawEmail: string,
+): Promise<{ email: string; expiresInSeconds: number }> {
+  const email = normalizeEmail(rawEmail);
+  const code = generateCode();
+  const now = deps.clock.now();
+  await putLoginCode(deps.db.kysely, {
+    email,
+    code_hash: codeHash(deps.codeKey, email, code),
+    expires_at: now + CODE_TTL_S * 1000,
+    attempts: 0,
+    created_at: now,
+  });
+  try {
+    await deps.mailer.send({
+      to: email,
+      subject: `${deps.serviceName} sign-in code: ${code}`,
+      text:
+        `Your ${deps.serviceName} sign-in code is ${code}\n\n` +
+        `It expires in ${CODE_TTL_S / 60} minutes and works once. ` +
+        'If you did not ask for it, ignore this mail.\n',
+    });
+  } catch (err) {
+    throw new ApiError('UPSTREAM_ERROR', 'Could not send the sign-in email; try again in a minute.', {
+      cause: err,
+    });
+  }
+  return { email, expiresInSeconds: CODE_TTL_S };
+}
+
+export interface VerifiedSignIn {
+  apiKey: string;
+  email: string;
+  plan: AccountRow['plan'];
+  isNewUser: boolean;
+}
+
+const WRONG_CODE = 'Wrong or expired code; request a new one if it has expired or after 5 wrong tries.';
+
+/** Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one. */
+export async function verifyCode(
+  deps: SignInDeps,
+  rawEmail: string,
+  rawCode: string,
+): Promise<VerifiedSignIn> {
+  const email = normalizeEmail(rawEmail);
+  const code = rawCode.trim().toUpperCase();
+  if (!CODE_RE.test(code)) throw invalid('The code must look like XXXX-XXXX.');
+  const now = deps.clock.now();
+  const stored = await spendLoginAttempt(deps.db.kysely, email, now, MAX_CODE_ATTEMPTS);
+  const given = codeHash(deps.codeKey, email, code);
+  // The HMAC comparison is constant-time by construction: both sides are fixed-length digests.
+  if (stored === undefined || stored !== given) throw invalid(WRONG_CODE);
+  if (!(await consumeLoginCode(deps.db.kysely, email, given))) throw invalid(WRONG_CODE);
+
+  const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
+  const keyHash = hashApiKey(apiKey);
+  const existing = await findAccountByEmail(deps.db.kysely, email);
+  if (existing) {
+    await setApiKeyHash(deps.db.kysely, existing.id, keyHash, now);
+    return { apiKey, email, plan: existing.plan, isNewUser: false };
+  }
+  try {
+    await insertAccount(deps.db.kysely, {
+      id: newId('acct'),
+      email,
+      plan: 'free',
+      handle: null,
+      api_key_hash: keyHash,
+      created_at: now,
+      updated_at: now,
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // Created concurrently through another code; treat as existing.
+    const raced = await findAccountByEmail(deps.db.kysely, email);
+    if (!raced) throw err;
+    await setApiKeyHash(deps.db.kysely, raced.id, keyHash, now);
+    return { apiKey, email, plan: raced.plan, isNewUser: false };
+  }
+  return { apiKey, email, plan: 'free', isNewUser: true };
+}
+
+/** The account of an `Authorization` header value, or undefined for a missing/malformed/unknown key. */
+export async function accountForAuthorization(
+  db: Db,
+  header: string | undefined,
+): Promise<AccountRow | undefined> {
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const key = match?.[1];
+  if (key === undefined || !API_KEY_RE.test(key)) return undefined;
+  return findAccountByKeyHash(db.kysely, hashApiKey(key));
+}

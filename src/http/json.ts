@@ -1,0 +1,46 @@
+// JSON body parsing for the API: an empty body is "no body" (clients often send the header anyway),
+// nesting is bounded before parsing, prototype-poisoning keys are refused.
+
+import type { FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { invalid } from '../core/errors.js';
+
+export const JSON_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+export const MAX_JSON_DEPTH = 32;
+
+/** True when brackets (outside strings) nest deeper than `max`. One linear scan, no recursion. */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+export function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT_BYTES },
+    (_req, body, done) => {
+      const text = body as string;
+      if (text.trim() === '') return done(null, undefined);
+      if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+        return done(invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+      }
+      try {
+        done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      } catch {
+        done(invalid('Malformed JSON body.', { hint: 'Send a valid JSON document.' }), undefined);
+      }
+    },
+  );
+}

@@ -1,0 +1,72 @@
+// Rate limiting of /api/ requests (spec "Rate limits", CONTRACT "Rate limits"). Also resolves the
+// caller's account from the API key once per request: the limit is the account's when the key is
+// valid, else the client IP's anonymous limit, checked before any handler answers 401.
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { ApiError, unauthorized } from '../core/errors.js';
+import { checkRateLimit, type RateDecision } from '../core/rate-limit.js';
+import { accountForAuthorization } from '../core/signin.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's account when a valid API key was sent (resolved by the rate-limit hook). */
+    account: AccountRow | null;
+    rate: RateDecision | null;
+  }
+}
+
+/** Neither counted nor given headers (CONTRACT "Rate limits"). */
+export function isRateExempt(method: string, url: string): boolean {
+  return (
+    (method === 'PUT' && url.startsWith('/api/v1/_upload/')) ||
+    (method === 'POST' && (url === '/api/billing/webhook' || url.startsWith('/api/billing/webhook?')))
+  );
+}
+
+export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
+  app.decorateRequest('account', null);
+  app.decorateRequest('rate', null);
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.url.startsWith('/api/') || isRateExempt(req.method, req.url)) return;
+    const account = (await accountForAuthorization(ctx.db, req.headers.authorization)) ?? null;
+    req.account = account;
+    const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
+    const subject = account ? `acct:${account.id}` : `ip:${req.ip}`;
+    const decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());
+    req.rate = decision;
+    reply.headers({
+      'X-RateLimit-Limit': String(decision.limit),
+      'X-RateLimit-Remaining': String(decision.remaining),
+      'X-RateLimit-Reset': String(decision.resetAtS),
+    });
+    if (!decision.allowed) {
+      throw new ApiError(
+        'RATE_LIMITED',
+        `Rate limit of ${decision.limit} requests per hour exceeded; try again later (after ${new Date(decision.resetAtS * 1000).toISOString()}).`,
+        { headers: { 'Retry-After': String(decision.retryAfterS) } },
+      );
+    }
+  });
+
+  // Error replies may have been reset by the framework; put the window headers back on every answer.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    const d = req.rate;
+    if (d && !reply.hasHeader('X-RateLimit-Limit')) {
+      reply.headers({
+        'X-RateLimit-Limit': String(d.limit),
+        'X-RateLimit-Remaining': String(d.remaining),
+        'X-RateLimit-Reset': String(d.resetAtS),
+      });
+    }
+    done(null, payload);
+  });
+}
+
+/** The caller's account, or 401 UNAUTHORIZED. */
+export function requireAccount(req: FastifyRequest): AccountRow {
+  if (!req.account) throw unauthorized();
+  return req.account;
+}

@@ -1,0 +1,44 @@
+// Entry point: read the configuration, build the stores and the app, listen, and shut down cleanly.
+
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createContext } from './context.js';
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`slipway: configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const ctx = await createContext(config);
+  const app = await buildApp(ctx);
+  await app.listen({ port: config.port, host: config.host });
+  ctx.logger.info(
+    { baseUrl: config.baseUrl, siteDomain: config.siteDomain, dataDir: config.dataDir },
+    'slipway ready',
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => process.exit(1), 10_000);
+    timer.unref();
+    await app.close();
+    await ctx.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`slipway: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,343 @@
+// Local-disk BlobStore: `<root>/blobs/ab/cd/<sha256>`, written via fsynced temp files and atomic commits.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import {
+  access,
+  type FileHandle,
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+} from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { type Clock, systemClock } from '../../core/clock.js';
+import {
+  assertSha256Hex,
+  BlobHashMismatchError,
+  BlobNotFoundError,
+  BlobSizeMismatchError,
+  type BlobStat,
+  type BlobStore,
+  type GetOptions,
+  isSha256Hex,
+  type PutOptions,
+  type PutResult,
+} from './types.js';
+
+/** Temp files older than this are leftovers of a crash and are removed by init(). */
+export const STALE_TMP_AGE_MS = 60 * 60 * 1000;
+
+const TMP_DIR_NAME = 'tmp';
+const TMP_NAME_RANDOM_BYTES = 16;
+const FAN_OUT_RE = /^[0-9a-f]{2}$/;
+/** link(2) failures meaning "this filesystem has no hard links": fall back to rename(2). */
+const LINK_UNSUPPORTED_CODES = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+export interface DiskBlobStoreOptions {
+  /** Time source for the stale-temp-file rule (tests move it instead of aging files). */
+  clock?: Clock;
+}
+
+export class DiskBlobStore implements BlobStore {
+  readonly rootDir: string;
+  private readonly blobsDir: string;
+  private readonly tmpDir: string;
+  private readonly clock: Clock;
+  private dirsReady: Promise<void> | undefined;
+  /** Fan-out dirs whose entries this process has created or fsynced (so a commit can skip mkdir/fsync). */
+  private readonly durableFanOutDirs = new Set<string>();
+
+  constructor(rootDir: string, options: DiskBlobStoreOptions = {}) {
+    this.rootDir = resolve(rootDir);
+    this.blobsDir = join(this.rootDir, 'blobs');
+    this.tmpDir = join(this.blobsDir, TMP_DIR_NAME);
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Creates the directories and removes temp files left by a crash (older than STALE_TMP_AGE_MS). */
+  async init(): Promise<void> {
+    await this.ensureDirs();
+    const cutoffMs = this.clock.now() - STALE_TMP_AGE_MS;
+    for (const name of await readdirOrEmpty(this.tmpDir)) {
+      const path = join(this.tmpDir, name);
+      try {
+        const s = await stat(path);
+        if (s.isFile() && s.mtimeMs < cutoffMs) await rm(path, { force: true });
+      } catch (err) {
+        if (errCode(err) !== 'ENOENT') throw err;
+      }
+    }
+  }
+
+  localPath(hash: string): string {
+    assertSha256Hex(hash);
+    return join(this.blobsDir, hash.slice(0, 2), hash.slice(2, 4), hash);
+  }
+
+  async has(hash: string): Promise<boolean> {
+    return (await this.stat(hash)) !== null;
+  }
+
+  async stat(hash: string): Promise<BlobStat | null> {
+    const path = this.localPath(hash);
+    try {
+      const s = await stat(path);
+      return { size: s.size };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async put(
+    body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
+    options: PutOptions,
+  ): Promise<PutResult> {
+    const { expectedSize, expectedHash } = options;
+    if (!Number.isSafeInteger(expectedSize) || expectedSize < 0) {
+      throw new RangeError(`expectedSize must be a non-negative integer, got ${expectedSize}`);
+    }
+    if (expectedHash !== undefined) assertSha256Hex(expectedHash);
+    await this.ensureDirs();
+
+    const tmpPath = join(this.tmpDir, `${randomBytes(TMP_NAME_RANDOM_BYTES).toString('hex')}.tmp`);
+    const fh = await open(tmpPath, 'wx');
+    let fhOpen = true;
+    let tmpRemains = true;
+    const stopWatchingAbort = destroyOnAborted(body);
+    try {
+      const hasher = createHash('sha256');
+      let size = 0;
+      // Each chunk is hashed and written before the next is pulled: nothing accumulates, and a producer
+      // that reuses its buffer cannot make the file differ from the hash.
+      for await (const raw of body) {
+        const chunk = toBytes(raw);
+        size += chunk.byteLength;
+        if (size > expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
+        hasher.update(chunk);
+        await writeAll(fh, chunk);
+      }
+      if (size !== expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
+      const hash = hasher.digest('hex');
+      if (expectedHash !== undefined && hash !== expectedHash) {
+        throw new BlobHashMismatchError(expectedHash, hash);
+      }
+      await fh.sync();
+      fhOpen = false;
+      await fh.close();
+      const created = await this.commit(tmpPath, hash);
+      tmpRemains = false;
+      return { hash, size, created };
+    } finally {
+      stopWatchingAbort();
+      if (fhOpen) await fh.close().catch(() => {});
+      if (tmpRemains) await rm(tmpPath, { force: true }).catch(() => {});
+    }
+  }
+
+  async get(hash: string, options: GetOptions = {}): Promise<NodeJS.ReadableStream> {
+    const path = this.localPath(hash);
+    const { start: wantStart, end: wantEnd } = options;
+    for (const [name, v] of [
+      ['start', wantStart],
+      ['end', wantEnd],
+    ] as const) {
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
+        throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
+      }
+    }
+    if (wantStart !== undefined && wantEnd !== undefined && wantStart > wantEnd) {
+      throw new RangeError(`Invalid range ${wantStart}-${wantEnd}`);
+    }
+
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'r');
+    } catch (err) {
+      if (isMissing(err)) throw new BlobNotFoundError(hash);
+      throw err;
+    }
+    try {
+      // Size from the open handle: a concurrent delete cannot pull the bytes away from under us.
+      const { size } = await fh.stat();
+      const start = wantStart ?? 0;
+      if (size === 0 && start === 0) {
+        await fh.close();
+        return Readable.from([]);
+      }
+      if (start >= size) throw new RangeError(`Range start ${start} is past the end of a ${size}-byte blob`);
+      const end = Math.min(wantEnd ?? size - 1, size - 1);
+      return fh.createReadStream({ start, end, autoClose: true });
+    } catch (err) {
+      await fh.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  async read(hash: string): Promise<Buffer> {
+    const path = this.localPath(hash);
+    try {
+      return await readFile(path);
+    } catch (err) {
+      if (isMissing(err)) throw new BlobNotFoundError(hash);
+      throw err;
+    }
+  }
+
+  async delete(hash: string): Promise<void> {
+    // Fan-out dirs are kept: removing them would race with a concurrent commit into them.
+    await rm(this.localPath(hash), { force: true });
+  }
+
+  async *list(): AsyncIterable<string> {
+    for (const a of await readdirOrEmpty(this.blobsDir)) {
+      if (!FAN_OUT_RE.test(a)) continue;
+      for (const b of await readdirOrEmpty(join(this.blobsDir, a))) {
+        if (!FAN_OUT_RE.test(b)) continue;
+        for (const name of await readdirOrEmpty(join(this.blobsDir, a, b))) {
+          if (isSha256Hex(name) && name.startsWith(a + b)) yield name;
+        }
+      }
+    }
+  }
+
+  async ping(): Promise<void> {
+    const mode = fsConstants.R_OK | fsConstants.W_OK;
+    await access(this.blobsDir, mode);
+    await access(this.tmpDir, mode);
+  }
+
+  /** Makes the fsynced temp file visible under its hash; returns false if the blob already existed. */
+  private async commit(tmpPath: string, hash: string): Promise<boolean> {
+    const finalPath = this.localPath(hash);
+    const dir = dirname(finalPath);
+    let created: boolean;
+    for (let attempt = 0; ; attempt++) {
+      await this.ensureFanOutDir(dir);
+      try {
+        // link(2), unlike rename(2), never replaces an existing name: exactly one concurrent put of the
+        // same content reports created=true.
+        await link(tmpPath, finalPath);
+        created = true;
+        break;
+      } catch (err) {
+        const code = errCode(err);
+        if (code === 'EEXIST') {
+          created = false;
+          break;
+        }
+        if (code === 'ENOENT' && attempt === 0) {
+          this.durableFanOutDirs.delete(dir); // removed behind our back: recreate once
+          continue;
+        }
+        if (code !== undefined && LINK_UNSUPPORTED_CODES.has(code)) {
+          created = !(await pathExists(finalPath));
+          if (created) await rename(tmpPath, finalPath);
+          break;
+        }
+        throw err;
+      }
+    }
+    // Also when the blob existed: a concurrent put may have linked it without having fsynced the dir yet.
+    await fsyncDir(dir);
+    await rm(tmpPath, { force: true });
+    return created;
+  }
+
+  private async ensureFanOutDir(dir: string): Promise<void> {
+    if (this.durableFanOutDirs.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    // Make the entries `ab` (in blobs/) and `cd` (in ab/) durable, whoever created them.
+    await fsyncDir(dirname(dir));
+    await fsyncDir(this.blobsDir);
+    this.durableFanOutDirs.add(dir);
+  }
+
+  private ensureDirs(): Promise<void> {
+    this.dirsReady ??= (async () => {
+      await mkdir(this.tmpDir, { recursive: true });
+      await fsyncDir(this.blobsDir);
+      await fsyncDir(this.rootDir);
+    })().catch((err: unknown) => {
+      this.dirsReady = undefined;
+      throw err;
+    });
+    return this.dirsReady;
+  }
+}
+
+function errCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+function isMissing(err: unknown): boolean {
+  const code = errCode(err);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if (isMissing(err)) return [];
+    throw err;
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return; // directories cannot be opened for fsync there
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+async function writeAll(fh: FileHandle, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.byteLength) {
+    const { bytesWritten } = await fh.write(chunk, offset, chunk.byteLength - offset);
+    offset += bytesWritten;
+  }
+}
+
+function toBytes(chunk: unknown): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+  throw new TypeError(`Blob body chunks must be bytes, got ${typeof chunk}`);
+}
+
+/**
+ * An http.IncomingMessage whose client disconnects emits 'aborted'; destroy it then so the pending read
+ * fails instead of waiting forever. Returns the unsubscribe function.
+ */
+function destroyOnAborted(body: unknown): () => void {
+  const em = body as {
+    on?: (event: string, fn: () => void) => unknown;
+    removeListener?: (event: string, fn: () => void) => unknown;
+    destroy?: (err?: Error) => unknown;
+  };
+  if (typeof em.on !== 'function' || typeof em.removeListener !== 'function') return () => {};
+  const onAborted = () => {
+    if (typeof em.destroy === 'function') em.destroy(new Error('Blob body aborted by the client'));
+  };
+  em.on('aborted', onAborted);
+  return () => em.removeListener?.('aborted', onAborted);
+}

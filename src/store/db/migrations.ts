@@ -1,0 +1,92 @@
+// Versioned schema migrations, kept in code so they ship inside dist/ and run the same on SQLite and
+// PostgreSQL. Only portable column types: text, integer, bigint. Never edit a released migration.
+
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+
+const migrations: Record<string, Migration> = {
+  '001_initial': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('accounts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('plan', 'text', (c) => c.notNull().defaultTo('free'))
+        .addColumn('handle', 'text', (c) => c.unique())
+        .addColumn('api_key_hash', 'text', (c) => c.unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('login_codes')
+        .addColumn('email', 'text', (c) => c.primaryKey())
+        .addColumn('code_hash', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('sites')
+        .addColumn('slug', 'text', (c) => c.primaryKey())
+        .addColumn('owner_id', 'text', (c) => c.references('accounts.id'))
+        .addColumn('current_version_id', 'text')
+        .addColumn('title', 'text')
+        .addColumn('description', 'text')
+        .addColumn('og_image_path', 'text')
+        .addColumn('password_hash', 'text')
+        .addColumn('expires_at', 'bigint')
+        .addColumn('claim_token_hash', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('deleted_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('sites_owner_idx')
+        .on('sites')
+        .columns(['owner_id', 'created_at'])
+        .execute();
+
+      await db.schema
+        .createTable('versions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('site_slug', 'text', (c) => c.notNull().references('sites.slug'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('finalized_at', 'bigint')
+        .addColumn('upload_expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('file_count', 'integer', (c) => c.notNull())
+        .addColumn('total_size', 'bigint', (c) => c.notNull())
+        .addColumn('serve_config', 'text')
+        .execute();
+      await db.schema
+        .createIndex('versions_site_idx')
+        .on('versions')
+        .columns(['site_slug', 'created_at'])
+        .execute();
+
+      await db.schema
+        .createTable('version_files')
+        .addColumn('version_id', 'text', (c) => c.notNull().references('versions.id').onDelete('cascade'))
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('content_type', 'text', (c) => c.notNull())
+        .addColumn('expected_hash', 'text')
+        .addColumn('hash', 'text')
+        .addPrimaryKeyConstraint('version_files_pk', ['version_id', 'path'])
+        .execute();
+      await db.schema.createIndex('version_files_hash_idx').on('version_files').column('hash').execute();
+
+      await db.schema
+        .createTable('blobs')
+        .addColumn('hash', 'text', (c) => c.primaryKey())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

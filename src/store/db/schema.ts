@@ -1,0 +1,88 @@
+// Table row types for Kysely. Timestamps are integer milliseconds since the epoch (portable across
+// SQLite INTEGER and PostgreSQL BIGINT); booleans are 0/1 integers for the same reason.
+
+import type { Generated } from 'kysely';
+
+export interface AccountTable {
+  id: string;
+  /** Lowercased, trimmed. */
+  email: string;
+  plan: 'free' | 'hobby';
+  handle: string | null;
+  /** SHA-256 hex of the current API key; null until the first sign-in completes. */
+  api_key_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** At most one live sign-in code per email: requesting a new code replaces the old one. */
+export interface LoginCodeTable {
+  email: string;
+  /** HMAC-SHA256 (keyed by the server secret) of email and code; the code itself is never stored. */
+  code_hash: string;
+  expires_at: number;
+  /** Wrong guesses so far; the code is dead at MAX_CODE_ATTEMPTS. */
+  attempts: number;
+  created_at: number;
+}
+
+export interface SiteTable {
+  slug: string;
+  owner_id: string | null;
+  current_version_id: string | null;
+  title: string | null;
+  description: string | null;
+  og_image_path: string | null;
+  /** scrypt hash `scrypt$<salt b64>$<hash b64>`; null = not protected. */
+  password_hash: string | null;
+  expires_at: number | null;
+  /** SHA-256 hex of the claim token of an anonymous site; null once claimed or for owned sites. */
+  claim_token_hash: string | null;
+  created_at: number;
+  updated_at: number;
+  /** Tombstone: a deleted site keeps its row so the slug is never reissued. */
+  deleted_at: number | null;
+}
+
+export interface VersionTable {
+  id: string;
+  site_slug: string;
+  status: 'pending' | 'finalized' | 'abandoned';
+  created_at: number;
+  finalized_at: number | null;
+  /** Upload addresses of this version stop working at this time. */
+  upload_expires_at: number;
+  file_count: number;
+  total_size: number;
+  /** JSON of the parsed `_redirects`/`_headers` rules, computed at finalize. */
+  serve_config: string | null;
+}
+
+export interface VersionFileTable {
+  version_id: string;
+  path: string;
+  size: number;
+  content_type: string;
+  /** Hash given in the manifest, if any. */
+  expected_hash: string | null;
+  /** Hash of the stored bytes; null until uploaded (or skipped by dedup). */
+  hash: string | null;
+}
+
+/** Index of the blob store: one row per stored content hash (lets dedup and GC avoid listing the store). */
+export interface BlobTable {
+  hash: string;
+  size: number;
+  created_at: number;
+}
+
+export interface Database {
+  accounts: AccountTable;
+  login_codes: LoginCodeTable;
+  sites: SiteTable;
+  versions: VersionTable;
+  version_files: VersionFileTable;
+  blobs: BlobTable;
+  /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
+  _meta?: { key: Generated<string> };
+}

@@ -1,0 +1,89 @@
+// Configuration: defaults give the embedded set-up; a bad value names its variable.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  test('defaults are the embedded set-up', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.baseUrl, 'http://localhost:8080');
+    assert.equal(c.siteDomain, 'localhost:8080');
+    assert.equal(c.siteHost, 'localhost');
+    assert.equal(c.database.dialect, 'sqlite');
+    assert.equal(c.blobs.provider, 'disk');
+    assert.equal(c.mail.transport, 'dev');
+    assert.equal(c.redisUrl, undefined);
+    assert.deepEqual(c.rateLimits, { anonymous: 5, free: 60, hobby: 200 });
+    assert.equal(c.proxyEnabled, false);
+    assert.equal(c.payments.provider, 'test');
+    assert.equal(c.cnameTarget, 'localhost');
+    assert.equal(c.mailFrom, 'Slipway <no-reply@localhost>');
+  });
+
+  test('PORT feeds the BASE_URL and SITE_DOMAIN defaults', () => {
+    const c = loadConfig({ PORT: '9000' });
+    assert.equal(c.baseUrl, 'http://localhost:9000');
+    assert.equal(c.siteDomain, 'localhost:9000');
+  });
+
+  test('production-like values', () => {
+    const c = loadConfig({
+      BASE_URL: 'https://slipway.example.com/',
+      SITE_DOMAIN: 'slipway.site',
+      DATABASE_URL: 'postgres://u@db/slipway',
+      SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      PLAN_FREE_MAX_SITES: '3',
+    });
+    assert.equal(c.baseUrl, 'https://slipway.example.com');
+    assert.equal(c.scheme, 'https');
+    assert.equal(c.siteHost, 'slipway.site');
+    assert.deepEqual(c.database, { dialect: 'postgres', url: 'postgres://u@db/slipway' });
+    assert.equal(c.secretsKey?.length, 32);
+    assert.deepEqual(c.planOverrides, { free: { maxSites: 3 } });
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ BASE_URL: 'not a url' }, 'BASE_URL'],
+    [{ BASE_URL: 'ftp://x' }, 'BASE_URL'],
+    [{ BASE_URL: 'http://x/path' }, 'BASE_URL'],
+    [{ SITE_DOMAIN: 'http://x' }, 'SITE_DOMAIN'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ SMTP_URL: 'nope' }, 'SMTP_URL'],
+    [{ SECRETS_KEY: 'c2hvcnQ=' }, 'SECRETS_KEY'],
+    [{ PAYMENT_PROVIDER: 'razorpay' }, 'RAZORPAY_KEY_ID'],
+    [{ PAYMENT_PROVIDER: 'stripe' }, 'PAYMENT_PROVIDER'],
+    [{ RATE_LIMIT_FREE: '-1' }, 'RATE_LIMIT_FREE'],
+    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ DNS_SERVERS: 'dns.example.com' }, 'DNS_SERVERS'],
+    [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_BUCKET'],
+  ];
+  for (const [env, variable] of bad) {
+    test(`${JSON.stringify(env)} is refused naming ${variable}`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) =>
+          err instanceof ConfigError && err.variable === variable && err.message.startsWith(variable),
+      );
+    });
+  }
+
+  test('a bad value stops start-up with one line naming the variable', () => {
+    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: 'eighty' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(res.status, 1);
+    const lines = res.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, res.stderr);
+    assert.match(lines[0]!, /PORT/);
+  });
+});

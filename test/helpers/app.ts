@@ -1,0 +1,182 @@
+// Test harness: the real app on a real port with a fresh DATA_DIR, a movable clock and captured logs.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { type App, buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { type AppContext, createContext } from '../../src/context.js';
+import { MovableClock } from '../../src/core/clock.js';
+
+export interface TestApp {
+  app: App;
+  ctx: AppContext;
+  clock: MovableClock;
+  port: number;
+  /** `http://127.0.0.1:<port>` (an IP host reaches the API). */
+  url: string;
+  dataDir: string;
+  /** Every structured log line written so far (raw JSON text). */
+  logs: string[];
+  /** Lines the dev mailer printed. */
+  devMail: string[];
+  /** fetch against the API; `path` starts with `/`. */
+  api(path: string, init?: ApiInit): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export interface ApiInit {
+  method?: string;
+  /** Sent as JSON unless it is a string or Buffer. */
+  body?: unknown;
+  key?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: test bodies are inspected field by field.
+  body: any;
+  text: string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Environment that keeps tests from tripping the default limits unless they mean to. */
+export const GENEROUS_LIMITS = {
+  RATE_LIMIT_ANONYMOUS: '100000',
+  RATE_LIMIT_FREE: '100000',
+  RATE_LIMIT_HOBBY: '100000',
+};
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-test-'));
+  const port = await freePort();
+  const config = loadConfig({
+    LOG_LEVEL: 'info',
+    ...GENEROUS_LIMITS,
+    ...env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+  });
+  const clock = new MovableClock();
+  const logs: string[] = [];
+  const devMail: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const ctx = await createContext(config, { clock, logStream, devMailWrite: (line) => devMail.push(line) });
+  const app = await buildApp(ctx);
+  await app.listen({ port, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    app,
+    ctx,
+    clock,
+    port,
+    url,
+    dataDir,
+    logs,
+    devMail,
+    async api(path, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      let body: string | Buffer | undefined;
+      if (init.body !== undefined) {
+        if (typeof init.body === 'string' || Buffer.isBuffer(init.body)) body = init.body;
+        else {
+          body = JSON.stringify(init.body);
+          headers['content-type'] ??= 'application/json';
+        }
+      }
+      if (init.key) headers.authorization = `Bearer ${init.key}`;
+      const res = await fetch(url + path, { method: init.method ?? 'GET', headers, body });
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async close() {
+      await app.close();
+      await ctx.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A raw HTTP request with an arbitrary Host header (site hosts), returning status, headers and bytes. */
+export function rawRequest(
+  port: number,
+  options: {
+    host: string;
+    path: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string;
+  },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: options.path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host, ...options.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** Signs in through the dev mailer and returns the API key. */
+export async function signIn(t: TestApp, email: string): Promise<string> {
+  const req = await t.api('/api/auth/agent/request-code', { method: 'POST', body: { email } });
+  if (req.status !== 200) throw new Error(`request-code failed: ${req.text}`);
+  const code = lastCodeFor(t, email);
+  const res = await t.api('/api/auth/agent/verify-code', { method: 'POST', body: { email, code } });
+  if (res.status !== 200 && res.status !== 201) throw new Error(`verify-code failed: ${res.text}`);
+  return res.body.apiKey as string;
+}
+
+/** The code of the last dev-mailer message to `email`. */
+export function lastCodeFor(t: TestApp, email: string): string {
+  for (let i = t.devMail.length - 1; i >= 0; i--) {
+    const mail = JSON.parse(t.devMail[i]!) as { to: string; subject: string };
+    if (mail.to === email) {
+      const match = /([A-Z0-9]{4}-[A-Z0-9]{4})/.exec(mail.subject);
+      if (match) return match[1]!;
+    }
+  }
+  throw new Error(`no mail to ${email}`);
+}

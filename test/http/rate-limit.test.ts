@@ -1,0 +1,139 @@
+// Rate limits (spec "Rate limits", CONTRACT "Rate limits"): hour windows, headers on every API answer.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { signIn, startTestApp } from '../helpers/app.js';
+
+const HOUR_MS = 3_600_000;
+const nextTopOfHourS = (nowMs: number) => (Math.floor(nowMs / HOUR_MS) + 1) * 3600;
+
+describe('rate limits', () => {
+  test('headers on a success and on error answers (404, 401, 400)', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '50' });
+    try {
+      const answers = [
+        await t.api('/api/openapi.json'),
+        await t.api('/api/v1/nothing-here'),
+        await t.api('/api/v1/account'),
+        await t.api('/api/auth/agent/request-code', {
+          method: 'POST',
+          body: '{nope',
+          headers: { 'content-type': 'application/json' },
+        }),
+      ];
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [200, 404, 401, 400],
+      );
+      answers.forEach((a, i) => {
+        assert.equal(a.headers.get('x-ratelimit-limit'), '50');
+        assert.equal(a.headers.get('x-ratelimit-remaining'), String(50 - 1 - i));
+        assert.equal(a.headers.get('x-ratelimit-reset'), String(nextTopOfHourS(t.clock.now())));
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('the 6th anonymous request in a window answers 429 RATE_LIMITED with Retry-After', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '5' });
+    try {
+      for (let i = 0; i < 5; i++) assert.equal((await t.api('/api/openapi.json')).status, 200);
+      const res = await t.api('/api/openapi.json');
+      assert.equal(res.status, 429);
+      assert.equal(res.body.code, 'RATE_LIMITED');
+      assert.equal(res.body.status, 429);
+      assert.match(res.body.error, /try again later/i);
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '0');
+      assert.equal(res.headers.get('x-ratelimit-limit'), '5');
+      const retryAfter = Number(res.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 3600);
+      assert.equal(retryAfter, Math.ceil((nextTopOfHourS(t.clock.now()) * 1000 - t.clock.now()) / 1000));
+      // Exhausted anonymous window: 429 even with a bad key (the limit is checked before the key).
+      const bad = await t.api('/api/v1/account', { key: `svc_live_${'1'.repeat(32)}` });
+      assert.equal(bad.status, 429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('X-RateLimit-Reset is the next top of the hour and the window rolls over (moved clock)', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '2' });
+    try {
+      // Park the clock 10 s before a top of the hour.
+      const top = (Math.floor(t.clock.now() / HOUR_MS) + 1) * HOUR_MS;
+      t.clock.set(top - 10_000);
+      await t.api('/api/openapi.json');
+      const second = await t.api('/api/openapi.json');
+      assert.equal(second.headers.get('x-ratelimit-reset'), String(top / 1000));
+      assert.equal((await t.api('/api/openapi.json')).status, 429);
+      t.clock.set(top + 1);
+      const fresh = await t.api('/api/openapi.json');
+      assert.equal(fresh.status, 200);
+      assert.equal(fresh.headers.get('x-ratelimit-remaining'), '1');
+      assert.equal(fresh.headers.get('x-ratelimit-reset'), String(top / 1000 + 3600));
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('50 concurrent requests against a limit of 10 admit exactly 10', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '10' });
+    try {
+      const results = await Promise.all(Array.from({ length: 50 }, () => t.api('/api/openapi.json')));
+      const statuses = results.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 10);
+      assert.equal(statuses.filter((s) => s === 429).length, 40);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('signed-in callers are counted per account with their plan limit', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '100', RATE_LIMIT_FREE: '3' });
+    try {
+      const key = await signIn(t, 'counted@example.com');
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await t.api('/api/v1/account', { key }));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [200, 200, 200, 429],
+      );
+      assert.equal(answers[0]!.headers.get('x-ratelimit-limit'), '3');
+      // The anonymous window of the same IP is separate.
+      const anon = await t.api('/api/openapi.json');
+      assert.equal(anon.status, 200);
+      assert.equal(anon.headers.get('x-ratelimit-limit'), '100');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('TRUST_PROXY=true counts clients by X-Forwarded-For; false ignores it', async () => {
+    for (const trust of [true, false]) {
+      const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '1', TRUST_PROXY: String(trust) });
+      try {
+        const a = await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': '203.0.113.1' } });
+        const b = await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': '203.0.113.2' } });
+        assert.equal(a.status, 200);
+        assert.equal(b.status, trust ? 200 : 429);
+      } finally {
+        await t.close();
+      }
+    }
+  });
+
+  test('web pages and ops endpoints are not counted', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '1' });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await t.api('/healthz');
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('x-ratelimit-limit'), null);
+      }
+      assert.equal((await t.api('/api/openapi.json')).status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+});
