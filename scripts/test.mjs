@@ -1,5 +1,6 @@
-// Runs every test file under test/ with node's test runner through tsx.
-// Usage: npm test [-- <file or folder filter>...]
+// Runs the test suite through tsx with node's test runner: every test file on the embedded backend
+// set, then the integration tests again on the scale-out set (PostgreSQL + S3 via s3rver + Redis).
+// Usage: npm test [-- <path filters>...]; SLIPWAY_TEST_BACKENDS=embedded limits the run to one set.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,12 +15,45 @@ function collect(dir) {
   return out;
 }
 
+/** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
+const isIntegration = (f) =>
+  (f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'))) && !f.includes(join('serve', 'rules'));
+/** Tests that only make sense on the scale-out set (several nodes). */
+const scaleoutOnly = (f) => f.includes('two-node');
+
 const filters = process.argv.slice(2);
-const files = collect('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
-if (files.length === 0) {
+const all = collect('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const backends = (process.env.SLIPWAY_TEST_BACKENDS ?? 'embedded,scaleout').split(',');
+
+function run(label, files, env) {
+  if (files.length === 0) return 0;
+  console.log(`\n=== ${label}: ${files.length} test files ===`);
+  const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files];
+  const res = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+  return res.status ?? 1;
+}
+
+let failed = 0;
+let ran = 0;
+if (backends.includes('embedded')) {
+  const files = all.filter((f) => !scaleoutOnly(f));
+  ran += files.length;
+  failed |= run('embedded backend set (SQLite, disk, in-process)', files, { SLIPWAY_TEST_BACKEND: 'embedded' });
+}
+if (backends.includes('scaleout')) {
+  const files = all.filter((f) => isIntegration(f) || scaleoutOnly(f));
+  if (files.length > 0) {
+    const services = spawnSync('bash', ['scripts/ensure-services.sh'], { stdio: 'inherit' });
+    if (services.status !== 0) {
+      console.error('scale-out backends unavailable; set SLIPWAY_TEST_BACKENDS=embedded to run without them');
+      process.exit(1);
+    }
+  }
+  ran += files.length;
+  failed |= run('scale-out backend set (PostgreSQL, S3/s3rver, Redis)', files, { SLIPWAY_TEST_BACKEND: 'scaleout' });
+}
+if (ran === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...files];
-const res = spawnSync(process.execPath, args, { stdio: 'inherit' });
-process.exit(res.status ?? 1);
+process.exit(failed ? 1 : 0);

@@ -16,6 +16,9 @@ import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
 import { createMetrics, observeRequest } from './http/metrics.js';
 import { opsRoutes } from './http/ops.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import { siteRoutes } from './http/sites.js';
+import { uploadRoutes } from './http/uploads.js';
+import type { PublishDeps } from './core/publish.js';
 import { createSiteServer } from './serve/site-server.js';
 
 /** Lowercase hostname of a Host header value, without port ('' when absent). */
@@ -99,6 +102,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(opsRoutes(ctx, metrics));
   await app.register(authRoutes(ctx));
   await app.register(accountRoutes(ctx));
+  const publishDeps: PublishDeps = {
+    db: ctx.db,
+    blobs: ctx.blobs,
+    clock: ctx.clock,
+    config: ctx.config,
+    uploadKey: ctx.keys.uploadToken,
+    changes: ctx.changes,
+  };
+  await app.register(siteRoutes(publishDeps));
+  await app.register(uploadRoutes(publishDeps));
 
   app.addHook('onClose', async () => siteServer.close());
   await app.ready();

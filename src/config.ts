@@ -61,6 +61,8 @@ export interface Config {
   blobs: BlobConfig;
   /** Unset = in-process rate limiter and cache invalidation. */
   redisUrl: string | undefined;
+  /** REDIS_PREFIX (default `slipway:`): prefix of every Redis key and channel, so deployments can share a Redis. */
+  redisPrefix: string;
   mail: MailConfig;
   mailFrom: string;
   /** Unset = the system resolver. Entries are `ip` or `ip:port`. */
@@ -76,6 +78,12 @@ export interface Config {
   logLevel: string;
   /** Operator overrides of the plan table (PLAN_<PLAN>_<LIMIT> variables). */
   planOverrides: Partial<Record<PlanName, Partial<PlanLimits>>>;
+  /** SERVE_CACHE_MB (default 256): memory bound of the site server's record, manifest and blob caches. */
+  serveCacheBytes: number;
+  /** SWEEP_INTERVAL_S (default 300): how often expired sites, stale pending versions and unreferenced blobs are swept. */
+  sweepIntervalMs: number;
+  /** ANONYMOUS_GRACE_S (default 86400): how long an expired anonymous site stays (answering 410) before it is deleted. */
+  anonymousGraceMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -283,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     database,
     blobs: parseBlobs(env, dataDir),
     redisUrl,
+    redisPrefix: str(env, 'REDIS_PREFIX') ?? 'slipway:',
     mail,
     mailFrom,
     dnsServers: parseDnsServers(env),
@@ -299,5 +308,8 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     logLevel,
     planOverrides: planOverrides(env),
+    serveCacheBytes: int(env, 'SERVE_CACHE_MB', 256, 1, 1 << 20) * 1024 * 1024,
+    sweepIntervalMs: int(env, 'SWEEP_INTERVAL_S', 300, 1) * 1000,
+    anonymousGraceMs: int(env, 'ANONYMOUS_GRACE_S', 86_400, 0) * 1000,
   };
 }

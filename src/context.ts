@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
+import { type ChangeBus, LocalChangeBus } from './core/events.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
 import { createLogger } from './http/logging.js';
 import { DiskBlobStore } from './store/blob/disk.js';
@@ -12,7 +13,13 @@ import { Db } from './store/db/db.js';
 import { DevMailer } from './store/mail/dev.js';
 import { SmtpMailer } from './store/mail/smtp.js';
 import type { Mailer } from './store/mail/types.js';
+import { Redis } from 'ioredis';
+import { RedisChangeBus } from './store/events/redis.js';
+import { MemoryLease } from './store/lease/memory.js';
+import { RedisLease } from './store/lease/redis.js';
+import type { Lease } from './store/lease/types.js';
 import { MemoryRateStore } from './store/rate/memory.js';
+import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
 
 export interface AppContext {
@@ -24,6 +31,10 @@ export interface AppContext {
   mailer: Mailer;
   rate: RateStore;
   keys: ServerKeys;
+  /** Cache-invalidation events (finalize, delete, metadata, ...), across nodes with Redis. */
+  changes: ChangeBus;
+  /** Leases for work only one node may do at a time (the sweeper). */
+  lease: Lease;
   close(): Promise<void>;
 }
 
@@ -55,7 +66,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
       ? new SmtpMailer(config.mail.url, config.mailFrom)
       : new DevMailer(config.mail.outboxFile, config.mailFrom, options.devMailWrite);
 
-  const rate: RateStore = new MemoryRateStore(clock);
+  const shared = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix, logger) : undefined;
+  const rate: RateStore = shared?.rate ?? new MemoryRateStore(clock);
+  const changes: ChangeBus = shared?.changes ?? new LocalChangeBus();
+  const lease: Lease = shared?.lease ?? new MemoryLease({ clock });
 
   return {
     config,
@@ -66,9 +80,31 @@ export async function createContext(config: Config, options: ContextOptions = {}
     mailer,
     rate,
     keys,
+    changes,
+    lease,
     async close() {
-      await Promise.allSettled([mailer.close(), rate.close()]);
+      await Promise.allSettled([mailer.close(), rate.close(), lease.close(), changes.close()]);
+      await shared?.redis.quit().catch(() => shared.redis.disconnect());
       await db.close();
     },
   };
+}
+
+/** The Redis-backed shared stores; a Redis that cannot be reached stops start-up. */
+async function connectRedis(url: string, prefix: string, logger: Logger) {
+  const redis = new Redis(url, { lazyConnect: true, connectionName: 'slipway', maxRetriesPerRequest: 2 });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  try {
+    await redis.connect();
+    const changes = await RedisChangeBus.create(url, { prefix, logger });
+    return {
+      redis,
+      changes,
+      rate: new RedisRateStore(redis, { prefix }),
+      lease: new RedisLease(redis, { prefix }),
+    };
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
 }

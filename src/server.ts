@@ -3,6 +3,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createContext } from './context.js';
+import { startSweeper } from './core/sweeper.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -22,6 +23,18 @@ async function main(): Promise<void> {
     { baseUrl: config.baseUrl, siteDomain: config.siteDomain, dataDir: config.dataDir },
     'slipway ready',
   );
+  const sweeper = startSweeper(
+    {
+      db: ctx.db,
+      blobs: ctx.blobs,
+      clock: ctx.clock,
+      changes: ctx.changes,
+      logger: ctx.logger,
+      anonymousGraceMs: config.anonymousGraceMs,
+      lease: ctx.lease,
+    },
+    config.sweepIntervalMs,
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -30,6 +43,7 @@ async function main(): Promise<void> {
     ctx.logger.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(1), 10_000);
     timer.unref();
+    await sweeper.stop();
     await app.close();
     await ctx.close();
     process.exit(0);

@@ -35,7 +35,16 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
     req.account = account;
     const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
     const subject = account ? `acct:${account.id}` : `ip:${req.ip}`;
-    const decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());
+    let decision: RateDecision;
+    try {
+      decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());
+    } catch (err) {
+      // Fail closed: without the shared counter no limit can be promised (decisions.md).
+      req.log.error({ err }, 'rate limiter unavailable');
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; try again in a few seconds.', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
     req.rate = decision;
     reply.headers({
       'X-RateLimit-Limit': String(decision.limit),

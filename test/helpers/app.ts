@@ -1,15 +1,19 @@
 // Test harness: the real app on a real port with a fresh DATA_DIR, a movable clock and captured logs.
 
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { type App, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { type AppContext, createContext } from '../../src/context.js';
 import { MovableClock } from '../../src/core/clock.js';
+import { Db } from '../../src/store/db/db.js';
+import { cleanupRedisPrefix, connectTestRedis, redisTestPrefix, TEST_REDIS_URL } from './redis.js';
 
 export interface TestApp {
   app: App;
@@ -63,12 +67,51 @@ export const GENEROUS_LIMITS = {
   RATE_LIMIT_HOBBY: '100000',
 };
 
+/**
+ * Which backend set the suite runs on: `embedded` (SQLite, disk, in-process) or `scaleout`
+ * (PostgreSQL, S3 via s3rver, Redis), from SLIPWAY_TEST_BACKEND. scripts/test.mjs runs both.
+ */
+export const TEST_BACKEND = process.env.SLIPWAY_TEST_BACKEND === 'scaleout' ? 'scaleout' : 'embedded';
+export const TEST_DATABASE_URL = process.env.SLIPWAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+interface Backend {
+  env: Record<string, string>;
+  db?: Db;
+  dispose(): Promise<void>;
+}
+
+async function backendFor(): Promise<Backend> {
+  if (TEST_BACKEND === 'embedded') return { env: {}, dispose: async () => {} };
+  // A fresh PostgreSQL schema per app: runs never see each other's rows.
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const db = Db.postgres(TEST_DATABASE_URL, schema);
+  // A key prefix per app on the shared Redis.
+  const redisPrefix = redisTestPrefix();
+  return {
+    env: { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix },
+    db,
+    async dispose() {
+      const admin = Db.postgres(TEST_DATABASE_URL);
+      const redis = await connectTestRedis();
+      try {
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.kysely);
+        await cleanupRedisPrefix(redis, redisPrefix);
+      } finally {
+        await admin.close();
+        redis.disconnect();
+      }
+    },
+  };
+}
+
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-test-'));
   const port = await freePort();
+  const backend = await backendFor();
   const config = loadConfig({
     LOG_LEVEL: 'info',
     ...GENEROUS_LIMITS,
+    ...backend.env,
     ...env,
     DATA_DIR: dataDir,
     PORT: String(port),
@@ -82,7 +125,12 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       cb();
     },
   });
-  const ctx = await createContext(config, { clock, logStream, devMailWrite: (line) => devMail.push(line) });
+  const ctx = await createContext(config, {
+    clock,
+    logStream,
+    devMailWrite: (line) => devMail.push(line),
+    ...(backend.db ? { db: backend.db } : {}),
+  });
   const app = await buildApp(ctx);
   await app.listen({ port, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${port}`;
@@ -120,6 +168,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     async close() {
       await app.close();
       await ctx.close();
+      await backend.dispose();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -57,7 +57,6 @@ const migrations: Record<string, Migration> = {
         .addColumn('upload_expires_at', 'bigint', (c) => c.notNull())
         .addColumn('file_count', 'integer', (c) => c.notNull())
         .addColumn('total_size', 'bigint', (c) => c.notNull())
-        .addColumn('serve_config', 'text')
         .execute();
       await db.schema
         .createIndex('versions_site_idx')
@@ -76,6 +75,11 @@ const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('version_files_pk', ['version_id', 'path'])
         .execute();
       await db.schema.createIndex('version_files_hash_idx').on('version_files').column('hash').execute();
+      await db.schema
+        .createIndex('version_files_expected_hash_idx')
+        .on('version_files')
+        .column('expected_hash')
+        .execute();
 
       await db.schema
         .createTable('blobs')

@@ -54,8 +54,6 @@ export interface VersionTable {
   upload_expires_at: number;
   file_count: number;
   total_size: number;
-  /** JSON of the parsed `_redirects`/`_headers` rules, computed at finalize. */
-  serve_config: string | null;
 }
 
 export interface VersionFileTable {

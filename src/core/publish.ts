@@ -1,0 +1,404 @@
+// The publish lifecycle (spec "Sites", CONTRACT "Uploads" and "Versions"): a manifest creates a pending
+// version with one-time upload addresses; finalize makes it current in one transaction.
+
+import type { Config } from '../config.js';
+import { parseHeaders } from '../serve/rules/headers.js';
+import { parseRedirects } from '../serve/rules/redirects.js';
+import type { BlobStore } from '../store/blob/types.js';
+import { type Db, isUniqueViolation } from '../store/db/db.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import {
+  countOwnedSites,
+  findLiveSite,
+  insertSite,
+  ownedUsage,
+  type SiteRow,
+  updateSite as updateSiteRow,
+} from '../store/db/tables/site.js';
+import {
+  abandonPendingVersions,
+  findVersion,
+  insertVersion,
+  missingPaths,
+  pendingVersionOf,
+  storedHashes,
+  type VersionFileRow,
+  versionFiles,
+} from '../store/db/tables/version.js';
+import type { Clock } from './clock.js';
+import { ApiError, invalid, notFound, unauthorized } from './errors.js';
+import type { ChangeBus } from './events.js';
+import { formatBytes } from './format.js';
+import { type ManifestFile, MAX_MANIFEST_FILES, MAX_PATH_CHARS, totalSize, validateManifest } from './manifest.js';
+import { validateViewer, type ViewerMetadata } from './metadata.js';
+import { type PlanLimits, planLimits } from './plans.js';
+import { newId, randomHex, sha256Hex } from './secrets.js';
+import { generateSlug } from './slug.js';
+import { UPLOAD_URL_TTL_S, uploadUrl } from './upload-token.js';
+
+export const ANONYMOUS_TTL_MS = 24 * 3_600_000;
+const SLUG_ATTEMPTS = 8;
+/** Files whose text configures serving; checked at finalize (bad lines become warnings). */
+const SERVE_CONFIG_FILES = ['_redirects', '_headers'] as const;
+const MAX_SERVE_CONFIG_BYTES = 1024 * 1024;
+
+export interface PublishDeps {
+  db: Db;
+  blobs: BlobStore;
+  clock: Clock;
+  config: Pick<Config, 'baseUrl' | 'scheme' | 'siteDomain' | 'planOverrides'>;
+  uploadKey: Buffer;
+  changes: ChangeBus;
+  /**
+   * Checks that run at finalize after the upload check and before the version goes live (the secret
+   * scan plugs in here). Throwing an ApiError refuses the finalize and leaves the site as it was.
+   */
+  finalizeChecks?: FinalizeCheck[];
+}
+
+export type FinalizeCheck = (input: { slug: string; versionId: string; files: VersionFileRow[] }) => Promise<void>;
+
+export interface UploadEntry {
+  path: string;
+  method: 'PUT';
+  url: string;
+  headers: { 'Content-Type': string };
+}
+
+export interface UploadPlan {
+  versionId: string;
+  uploads: UploadEntry[];
+  skipped: Array<{ path: string; reason: 'hash_match' }>;
+  finalizeUrl: string;
+  expiresInSeconds: number;
+}
+
+export interface PublishResult {
+  slug: string;
+  siteUrl: string;
+  upload: UploadPlan;
+  /** Anonymous creates only (shown once). */
+  anonymous?: { claimToken: string; claimUrl: string; expiresAt: string };
+}
+
+export const siteUrlOf = (config: PublishDeps['config'], slug: string) =>
+  `${config.scheme}://${slug}.${config.siteDomain}/`;
+
+export const claimUrlOf = (config: PublishDeps['config'], slug: string, token: string) =>
+  `${config.baseUrl}/claim?slug=${encodeURIComponent(slug)}&token=${encodeURIComponent(token)}`;
+
+export const hashClaimToken = (token: string) => sha256Hex(token);
+
+export function limitsFor(deps: PublishDeps, account: AccountRow | null): PlanLimits {
+  return planLimits(account?.plan ?? 'free', deps.config.planOverrides);
+}
+
+function validatedManifest(deps: PublishDeps, account: AccountRow | null, files: unknown): ManifestFile[] {
+  const limits = limitsFor(deps, account);
+  return validateManifest(files, {
+    maxFiles: MAX_MANIFEST_FILES,
+    maxPathChars: MAX_PATH_CHARS,
+    maxFileSizeBytes: limits.maxFileSizeBytes,
+  });
+}
+
+function storageExceeded(limitBytes: number, wouldUse: number): ApiError {
+  return new ApiError(
+    'STORAGE_EXCEEDED',
+    `This publish would use ${formatBytes(wouldUse)} (${wouldUse} bytes) of storage; the plan allows ${formatBytes(limitBytes)} (${limitBytes} bytes).`,
+    { hint: 'Delete sites you no longer need or upgrade to Hobby.' },
+  );
+}
+
+/** Storage after replacing `replacedBytes` (this site's current version, on update) with `addedBytes`. */
+export async function checkStorage(
+  deps: PublishDeps,
+  account: AccountRow | null,
+  addedBytes: number,
+  replacedBytes: number,
+): Promise<void> {
+  const limit = limitsFor(deps, account).maxStorageBytes;
+  const used = account ? (await ownedUsage(deps.db.kysely, account.id)).storageBytes : 0;
+  const wouldUse = used - replacedBytes + addedBytes;
+  if (wouldUse > limit) throw storageExceeded(limit, wouldUse);
+}
+
+export async function checkSiteLimit(deps: PublishDeps, account: AccountRow): Promise<void> {
+  const max = limitsFor(deps, account).maxSites;
+  if (max === null) return;
+  const used = await countOwnedSites(deps.db.kysely, account.id);
+  if (used >= max) {
+    throw new ApiError('SITE_LIMIT_EXCEEDED', `The plan allows ${max} sites and this account has ${used}.`, {
+      hint: 'Delete a site or upgrade to Hobby for unlimited sites.',
+    });
+  }
+}
+
+/** Builds the version rows and the upload plan; `reusable` hashes are skipped (no upload needed). */
+function planVersion(
+  deps: PublishDeps,
+  slug: string,
+  versionId: string,
+  files: ManifestFile[],
+  reusable: Set<string>,
+  now: number,
+): { rows: VersionFileRow[]; plan: UploadPlan } {
+  const expiresAtS = Math.floor(now / 1000) + UPLOAD_URL_TTL_S;
+  const rows: VersionFileRow[] = [];
+  const uploads: UploadEntry[] = [];
+  const skipped: UploadPlan['skipped'] = [];
+  for (const f of files) {
+    const skip = f.hash !== undefined && reusable.has(f.hash);
+    rows.push({
+      version_id: versionId,
+      path: f.path,
+      size: f.size,
+      content_type: f.contentType,
+      expected_hash: f.hash ?? null,
+      hash: skip ? (f.hash ?? null) : null,
+    });
+    if (skip) skipped.push({ path: f.path, reason: 'hash_match' });
+    else {
+      const target = { versionId, path: f.path, contentType: f.contentType, expiresAtS };
+      uploads.push({
+        path: f.path,
+        method: 'PUT',
+        url: uploadUrl(deps.config.baseUrl, deps.uploadKey, target),
+        headers: { 'Content-Type': f.contentType },
+      });
+    }
+  }
+  return {
+    rows,
+    plan: {
+      versionId,
+      uploads,
+      skipped,
+      finalizeUrl: `${deps.config.baseUrl}/api/v1/publish/${slug}/finalize`,
+      expiresInSeconds: UPLOAD_URL_TTL_S,
+    },
+  };
+}
+
+export interface PublishBody {
+  files: unknown;
+  viewer?: unknown;
+  baseVersionId?: string | null;
+}
+
+/** POST /api/v1/publish: a new site with a pending version. `account` null = anonymous. */
+export async function createSite(deps: PublishDeps, account: AccountRow | null, body: PublishBody): Promise<PublishResult> {
+  const files = validatedManifest(deps, account, body.files);
+  const viewer: ViewerMetadata = validateViewer(body.viewer, files);
+  if (account) await checkSiteLimit(deps, account);
+  await checkStorage(deps, account, totalSize(files), 0);
+
+  const now = deps.clock.now();
+  const versionId = newId('ver');
+  const claimToken = account ? undefined : `clm_${randomHex(24)}`;
+  const expiresAt = account ? null : now + ANONYMOUS_TTL_MS;
+
+  for (let attempt = 1; ; attempt++) {
+    const slug = generateSlug();
+    // Spec: skipped is empty on create; every file gets an upload address.
+    const { rows, plan } = planVersion(deps, slug, versionId, files, new Set(), now);
+    const site: SiteRow = {
+      slug,
+      owner_id: account?.id ?? null,
+      current_version_id: null,
+      title: viewer.title ?? null,
+      description: viewer.description ?? null,
+      og_image_path: viewer.ogImagePath ?? null,
+      password_hash: null,
+      expires_at: expiresAt,
+      claim_token_hash: claimToken ? hashClaimToken(claimToken) : null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    try {
+      await deps.db.transaction(async (trx) => {
+        await insertSite(trx, site);
+        await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
+      });
+    } catch (err) {
+      // A slug collision (a live or retired slug) draws again.
+      if (isUniqueViolation(err) && attempt < SLUG_ATTEMPTS) continue;
+      throw err;
+    }
+    const result: PublishResult = { slug, siteUrl: siteUrlOf(deps.config, slug), upload: plan };
+    if (claimToken && expiresAt !== null) {
+      result.anonymous = {
+        claimToken,
+        claimUrl: claimUrlOf(deps.config, slug, claimToken),
+        expiresAt: new Date(expiresAt).toISOString(),
+      };
+    }
+    return result;
+  }
+}
+
+function versionRow(id: string, slug: string, files: ManifestFile[], now: number) {
+  return {
+    id,
+    site_slug: slug,
+    status: 'pending' as const,
+    created_at: now,
+    finalized_at: null,
+    upload_expires_at: now + UPLOAD_URL_TTL_S * 1000,
+    file_count: files.length,
+    total_size: totalSize(files),
+  };
+}
+
+/** The caller's live site, or 404 as if it did not exist (CONTRACT "Identity, ownership"). */
+export async function ownedSite(deps: Pick<PublishDeps, 'db'>, account: AccountRow, slug: string): Promise<SiteRow> {
+  const site = await findLiveSite(deps.db.kysely, slug);
+  if (!site || site.owner_id !== account.id) throw notFound(`Site "${slug}" not found`);
+  return site;
+}
+
+/** PUT /api/v1/publish/:slug: a new pending version of an owned site, skipping known bytes. */
+export async function updateSite(
+  deps: PublishDeps,
+  account: AccountRow,
+  slug: string,
+  body: PublishBody,
+): Promise<PublishResult> {
+  const site = await ownedSite(deps, account, slug);
+  const files = validatedManifest(deps, account, body.files);
+  const viewer = body.viewer === undefined ? undefined : validateViewer(body.viewer, files);
+  if (body.baseVersionId !== undefined && body.baseVersionId !== site.current_version_id) {
+    throw new ApiError(
+      'VERSION_CONFLICT',
+      `The live version is ${site.current_version_id ?? 'none'}, not ${body.baseVersionId}; someone published in between.`,
+      { extra: { currentVersionId: site.current_version_id }, hint: 'Fetch the site, rebase your change and retry.' },
+    );
+  }
+
+  const current = site.current_version_id ? await findVersion(deps.db.kysely, site.current_version_id) : undefined;
+  await checkStorage(deps, account, totalSize(files), current?.total_size ?? 0);
+
+  // Dedup: a hash equal to the previous version's hash for that path (the spec's hash_match), and
+  // beyond the spec any hash whose bytes the blob store already holds.
+  const previous = current ? await versionFiles(deps.db.kysely, current.id) : [];
+  const previousHash = new Map(previous.map((f) => [f.path, f.hash]));
+  const hashes = [...new Set(files.flatMap((f) => (f.hash ? [f.hash] : [])))];
+  const now = deps.clock.now();
+  const versionId = newId('ver');
+
+  return deps.db.transaction(async (trx) => {
+    // Inside the transaction so the garbage collector cannot drop a blob between check and reference.
+    const reusable = await storedHashes(trx, hashes);
+    for (const f of files) if (f.hash && previousHash.get(f.path) === f.hash) reusable.add(f.hash);
+    const { rows, plan } = planVersion(deps, slug, versionId, files, reusable, now);
+    await abandonPendingVersions(trx, slug);
+    await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
+    await updateSiteRow(trx, slug, {
+      updated_at: now,
+      ...(viewer
+        ? {
+            title: viewer.title ?? site.title,
+            description: viewer.description ?? site.description,
+            og_image_path: viewer.ogImagePath ?? site.og_image_path,
+          }
+        : {}),
+    });
+    return { slug, siteUrl: siteUrlOf(deps.config, slug), upload: plan };
+  });
+}
+
+export interface FinalizeResult {
+  slug: string;
+  siteUrl: string;
+  versionId: string;
+  status: 'active';
+  /** Bad lines of `_redirects`/`_headers` (the lines are skipped, the publish goes on). */
+  warnings: string[];
+}
+
+/** POST /api/v1/publish/:slug/finalize. */
+export async function finalizeSite(
+  deps: PublishDeps,
+  account: AccountRow | null,
+  slug: string,
+  versionId: unknown,
+): Promise<FinalizeResult> {
+  const site = await findLiveSite(deps.db.kysely, slug);
+  if (!site) throw notFound(`Site "${slug}" not found`);
+  if (site.owner_id !== null && site.owner_id !== account?.id) {
+    throw unauthorized('Finalizing this site needs its owner\u2019s API key.');
+  }
+  if (typeof versionId !== 'string' || versionId === '') {
+    throw invalid('versionId is required (the upload.versionId of the publish response).');
+  }
+  const now = deps.clock.now();
+  const result = (warnings: string[]): FinalizeResult => ({
+    slug,
+    siteUrl: siteUrlOf(deps.config, slug),
+    versionId,
+    status: 'active',
+    warnings,
+  });
+  // Finalizing the live version again is harmless.
+  if (versionId === site.current_version_id) return result([]);
+  if (site.expires_at !== null && site.expires_at <= now) {
+    throw invalid('This site has expired and can no longer be published; create a new one.');
+  }
+
+  const pending = await pendingVersionOf(deps.db.kysely, slug);
+  if (!pending || pending.id !== versionId) {
+    throw invalid(`versionId ${versionId} is not the pending version of this site.`, {
+      hint: pending ? 'Use the versionId of the latest publish or update response.' : 'Publish or update first.',
+    });
+  }
+  const missing = await missingPaths(deps.db.kysely, versionId);
+  if (missing.length > 0) {
+    const shown = missing.slice(0, 20).join(', ');
+    throw invalid(
+      `${missing.length} file(s) not uploaded yet: ${shown}${missing.length > 20 ? ', ...' : ''}`,
+      { extra: { missing } },
+    );
+  }
+  // Pending versions do not count as storage, so the plan's limit is checked again when this one goes
+  // live (several publishes that each fit at create must not all go live past the limit).
+  if (account && site.owner_id === account.id) {
+    const current = site.current_version_id
+      ? await findVersion(deps.db.kysely, site.current_version_id)
+      : undefined;
+    await checkStorage(deps, account, pending.total_size, current?.total_size ?? 0);
+  }
+  const files = await versionFiles(deps.db.kysely, versionId);
+  for (const check of deps.finalizeChecks ?? []) await check({ slug, versionId, files });
+  const warnings = await serveConfigWarnings(deps.blobs, files);
+
+  await deps.db.transaction(async (trx) => {
+    const res = await trx
+      .updateTable('versions')
+      .set({ status: 'finalized', finalized_at: now })
+      .where('id', '=', versionId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
+    await updateSiteRow(trx, slug, { current_version_id: versionId, updated_at: now });
+  });
+  deps.changes.publish({ kind: 'site', slug });
+  return result(warnings);
+}
+
+/** Parses `_redirects` and `_headers` at the root of the version and returns their warnings. */
+async function serveConfigWarnings(blobs: BlobStore, files: VersionFileRow[]): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const name of SERVE_CONFIG_FILES) {
+    const file = files.find((f) => f.path === name);
+    if (!file?.hash) continue;
+    if (file.size > MAX_SERVE_CONFIG_BYTES) {
+      warnings.push(`${name}: larger than ${formatBytes(MAX_SERVE_CONFIG_BYTES)}; ignored`);
+      continue;
+    }
+    const text = (await blobs.read(file.hash)).toString('utf8');
+    const parsed = name === '_redirects' ? parseRedirects(text) : parseHeaders(text);
+    warnings.push(...parsed.warnings.map((w) => `${name}: ${w}`));
+  }
+  return warnings;
+}

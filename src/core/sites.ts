@@ -1,0 +1,315 @@
+// Managing owned sites (spec "Sites", CONTRACT "Versions"): details, list, delete, duplicate, claim,
+// metadata and version restore. Every lookup is by owner: another account's site is a 404.
+
+import type { AccountRow } from '../store/db/tables/account.js';
+import {
+  findLiveSite,
+  insertSite,
+  listOwnedSites,
+  ownedUsage,
+  type SiteRow,
+  updateSite as updateSiteRow,
+} from '../store/db/tables/site.js';
+import {
+  deleteVersionsOf,
+  finalizedVersions,
+  findVersion,
+  insertVersion,
+  pendingVersionOf,
+  type VersionFileRow,
+  versionFiles,
+} from '../store/db/tables/version.js';
+import { isUniqueViolation } from '../store/db/db.js';
+import { invalid, notFound } from './errors.js';
+import { validateMetadataPatch } from './metadata.js';
+import { hashPassword } from './password.js';
+import {
+  checkSiteLimit,
+  checkStorage,
+  hashClaimToken,
+  ownedSite,
+  type PublishDeps,
+  siteUrlOf,
+} from './publish.js';
+import { newId, safeEqual } from './secrets.js';
+import { generateSlug } from './slug.js';
+
+export type SiteStatus = 'active' | 'pending' | 'expired';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** active: live and unexpired; pending: never finalized; expired: past expiresAt. */
+export function siteStatus(site: SiteRow, now: number): SiteStatus {
+  if (site.expires_at !== null && site.expires_at <= now) return 'expired';
+  return site.current_version_id === null ? 'pending' : 'active';
+}
+
+export interface SiteDetails {
+  slug: string;
+  siteUrl: string;
+  status: SiteStatus;
+  versionId: string | null;
+  title: string | null;
+  description: string | null;
+  ogImagePath: string | null;
+  hasPassword: boolean;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+  files: Array<{ path: string; size: number; contentType: string; hash: string | null }>;
+}
+
+/** The version a client sees: the current one, else the pending one (spec: "current or pending"). */
+async function shownVersionId(deps: Pick<PublishDeps, 'db'>, site: SiteRow): Promise<string | null> {
+  if (site.current_version_id) return site.current_version_id;
+  return (await pendingVersionOf(deps.db.kysely, site.slug))?.id ?? null;
+}
+
+export async function siteDetails(deps: PublishDeps, account: AccountRow, slug: string): Promise<SiteDetails> {
+  const site = await ownedSite(deps, account, slug);
+  const versionId = await shownVersionId(deps, site);
+  const files = versionId ? await versionFiles(deps.db.kysely, versionId) : [];
+  return {
+    slug,
+    siteUrl: siteUrlOf(deps.config, slug),
+    status: siteStatus(site, deps.clock.now()),
+    versionId,
+    title: site.title,
+    description: site.description,
+    ogImagePath: site.og_image_path,
+    hasPassword: site.password_hash !== null,
+    createdAt: iso(site.created_at)!,
+    updatedAt: iso(site.updated_at)!,
+    expiresAt: iso(site.expires_at),
+    files: files.map((f) => ({
+      path: f.path,
+      size: f.size,
+      contentType: f.content_type,
+      hash: f.hash ?? f.expected_hash,
+    })),
+  };
+}
+
+export const MAX_LIST_LIMIT = 500;
+
+export interface SiteList {
+  sites: Array<{
+    slug: string;
+    siteUrl: string;
+    status: SiteStatus;
+    title: string | null;
+    fileCount: number;
+    totalSize: number;
+    createdAt: string;
+    updatedAt: string;
+    expiresAt: string | null;
+  }>;
+  total: number;
+  nextCursor: string | null;
+}
+
+function decodeCursor(cursor: string): { createdAt: number; slug: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(\d{1,15}):([a-z0-9-]{1,63})$/.exec(text);
+  if (!match) throw invalid('cursor is not one this API returned');
+  return { createdAt: Number(match[1]), slug: match[2]! };
+}
+
+/** GET /api/v1/publishes: newest first; `limit` (default all up to 500) and `cursor` beyond the spec. */
+export async function listSites(
+  deps: PublishDeps,
+  account: AccountRow,
+  options: { limit?: number; cursor?: string },
+): Promise<SiteList> {
+  const limit = options.limit ?? MAX_LIST_LIMIT;
+  const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const rows = await listOwnedSites(deps.db.kysely, account.id, limit + 1, after);
+  const page = rows.slice(0, limit);
+  const now = deps.clock.now();
+  const { sites: total } = await ownedUsage(deps.db.kysely, account.id);
+  const last = page.at(-1);
+  return {
+    sites: page.map((s) => ({
+      slug: s.slug,
+      siteUrl: siteUrlOf(deps.config, s.slug),
+      status: siteStatus(s, now),
+      title: s.title,
+      fileCount: s.file_count ?? 0,
+      totalSize: s.total_size ?? 0,
+      createdAt: iso(s.created_at)!,
+      updatedAt: iso(s.updated_at)!,
+      expiresAt: iso(s.expires_at),
+    })),
+    total,
+    nextCursor:
+      rows.length > limit && last ? Buffer.from(`${last.created_at}:${last.slug}`).toString('base64url') : null,
+  };
+}
+
+/** DELETE: every version and file list goes; the row stays as a tombstone so the slug is retired. */
+export async function deleteSite(deps: PublishDeps, account: AccountRow, slug: string): Promise<void> {
+  await ownedSite(deps, account, slug);
+  const now = deps.clock.now();
+  await deps.db.transaction(async (trx) => {
+    await updateSiteRow(trx, slug, {
+      deleted_at: now,
+      updated_at: now,
+      current_version_id: null,
+      title: null,
+      description: null,
+      og_image_path: null,
+      password_hash: null,
+      claim_token_hash: null,
+    });
+    await deleteVersionsOf(trx, slug);
+  });
+  deps.changes.publish({ kind: 'site', slug });
+}
+
+/** POST .../duplicate: a new active site sharing the source's current files (no bytes copied). */
+export async function duplicateSite(
+  deps: PublishDeps,
+  account: AccountRow,
+  sourceSlug: string,
+): Promise<{ slug: string; siteUrl: string; versionId: string; copiedFrom: string; status: 'active' }> {
+  const source = await ownedSite(deps, account, sourceSlug);
+  if (!source.current_version_id) throw invalid(`Site "${sourceSlug}" has no published version to duplicate yet`);
+  const version = await findVersion(deps.db.kysely, source.current_version_id);
+  if (!version) throw notFound(`Site "${sourceSlug}" not found`);
+  await checkSiteLimit(deps, account);
+  await checkStorage(deps, account, version.total_size, 0);
+  const files = await versionFiles(deps.db.kysely, version.id);
+  const now = deps.clock.now();
+  const versionId = newId('ver');
+  for (let attempt = 1; ; attempt++) {
+    const slug = generateSlug();
+    try {
+      await deps.db.transaction(async (trx) => {
+        await insertSite(trx, {
+          slug,
+          owner_id: account.id,
+          current_version_id: versionId,
+          title: source.title,
+          description: source.description,
+          og_image_path: source.og_image_path,
+          password_hash: null,
+          expires_at: null,
+          claim_token_hash: null,
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        });
+        await insertVersion(
+          trx,
+          { ...version, id: versionId, site_slug: slug, status: 'finalized', created_at: now, finalized_at: now },
+          files.map((f): VersionFileRow => ({ ...f, version_id: versionId })),
+        );
+      });
+    } catch (err) {
+      if (isUniqueViolation(err) && attempt < 8) continue;
+      throw err;
+    }
+    return { slug, siteUrl: siteUrlOf(deps.config, slug), versionId, copiedFrom: sourceSlug, status: 'active' };
+  }
+}
+
+/** POST .../claim: an unexpired anonymous site with the right token becomes the caller's. */
+export async function claimSite(
+  deps: PublishDeps,
+  account: AccountRow,
+  slug: string,
+  claimToken: string,
+): Promise<{ slug: string; siteUrl: string; owner: string; message: string }> {
+  const site = await findLiveSite(deps.db.kysely, slug);
+  if (!site) throw notFound(`Site "${slug}" not found`);
+  if (site.owner_id !== null || site.claim_token_hash === null) throw invalid('This site has already been claimed');
+  if (!safeEqual(hashClaimToken(claimToken), site.claim_token_hash)) throw invalid('The claim token is not valid for this site');
+  const now = deps.clock.now();
+  if (site.expires_at !== null && site.expires_at <= now) throw invalid('This site has expired and can no longer be claimed');
+  await checkSiteLimit(deps, account);
+  const res = await deps.db.kysely
+    .updateTable('sites')
+    .set({ owner_id: account.id, expires_at: null, claim_token_hash: null, updated_at: now })
+    .where('slug', '=', slug)
+    .where('owner_id', 'is', null)
+    .where('claim_token_hash', '=', site.claim_token_hash)
+    .executeTakeFirst();
+  if (res.numUpdatedRows === 0n) throw invalid('This site has already been claimed');
+  deps.changes.publish({ kind: 'site', slug });
+  return {
+    slug,
+    siteUrl: siteUrlOf(deps.config, slug),
+    owner: account.email,
+    message: 'The site is yours: it no longer expires and appears in your site list.',
+  };
+}
+
+/** PATCH .../metadata: fields present change, `null` clears. */
+export async function updateMetadata(deps: PublishDeps, account: AccountRow, slug: string, body: unknown): Promise<void> {
+  const site = await ownedSite(deps, account, slug);
+  const versionId = await shownVersionId(deps, site);
+  const files = versionId ? await versionFiles(deps.db.kysely, versionId) : [];
+  const patch = validateMetadataPatch(
+    body,
+    files.map((f) => ({ path: f.path, contentType: f.content_type })),
+  );
+  const now = deps.clock.now();
+  const row: Partial<SiteRow> = { updated_at: now };
+  if (patch.title !== undefined) row.title = patch.title;
+  if (patch.description !== undefined) row.description = patch.description;
+  if (patch.ogImagePath !== undefined) row.og_image_path = patch.ogImagePath;
+  if (patch.password !== undefined) row.password_hash = patch.password === null ? null : await hashPassword(patch.password);
+  if (patch.ttlSeconds !== undefined) row.expires_at = patch.ttlSeconds === null ? null : now + patch.ttlSeconds * 1000;
+  await updateSiteRow(deps.db.kysely, slug, row);
+  deps.changes.publish({ kind: 'site', slug });
+}
+
+export interface VersionView {
+  versionId: string;
+  createdAt: string;
+  finalizedAt: string | null;
+  fileCount: number;
+  totalSize: number;
+  current: boolean;
+}
+
+/** GET .../versions: finalized versions, newest first. */
+export async function listVersions(deps: PublishDeps, account: AccountRow, slug: string): Promise<VersionView[]> {
+  const site = await ownedSite(deps, account, slug);
+  const versions = await finalizedVersions(deps.db.kysely, slug);
+  return versions.map((v) => ({
+    versionId: v.id,
+    createdAt: iso(v.created_at)!,
+    finalizedAt: iso(v.finalized_at),
+    fileCount: v.file_count,
+    totalSize: v.total_size,
+    current: v.id === site.current_version_id,
+  }));
+}
+
+/** POST .../versions/:versionId/restore: an earlier finalized version becomes current. */
+export async function restoreVersion(
+  deps: PublishDeps,
+  account: AccountRow,
+  slug: string,
+  versionId: string,
+): Promise<{ slug: string; siteUrl: string; versionId: string; status: SiteStatus }> {
+  const site = await ownedSite(deps, account, slug);
+  const version = await findVersion(deps.db.kysely, versionId);
+  if (!version || version.site_slug !== slug || version.status !== 'finalized') {
+    throw notFound(`Version ${versionId} of site "${slug}" not found`);
+  }
+  const now = deps.clock.now();
+  if (site.current_version_id !== versionId) {
+    const current = site.current_version_id ? await findVersion(deps.db.kysely, site.current_version_id) : undefined;
+    await checkStorage(deps, account, version.total_size, current?.total_size ?? 0);
+    await updateSiteRow(deps.db.kysely, slug, { current_version_id: versionId, updated_at: now });
+    deps.changes.publish({ kind: 'site', slug });
+  }
+  return {
+    slug,
+    siteUrl: siteUrlOf(deps.config, slug),
+    versionId,
+    status: siteStatus({ ...site, current_version_id: versionId }, now),
+  };
+}

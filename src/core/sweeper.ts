@@ -1,0 +1,110 @@
+// The sweeper: deletes expired anonymous sites after their grace period, abandons pending versions whose
+// upload window passed, and garbage-collects blobs that no version references. Runs at start and then
+// on an interval.
+
+import type { Logger } from 'pino';
+import type { BlobStore } from '../store/blob/types.js';
+import type { Db } from '../store/db/db.js';
+import type { Lease } from '../store/lease/types.js';
+import { expiredAnonymousSlugs, updateSite } from '../store/db/tables/site.js';
+import {
+  abandonVersion,
+  deleteVersionsOf,
+  forgetBlobIfUnreferenced,
+  stalePendingVersions,
+  unreferencedBlobs,
+} from '../store/db/tables/version.js';
+import type { Clock } from './clock.js';
+import type { ChangeBus } from './events.js';
+import { UPLOAD_URL_TTL_S } from './upload-token.js';
+
+/** A pending version may still be finalized this long after its upload window closed. */
+export const FINALIZE_GRACE_MS = 3_600_000;
+/**
+ * A blob written (or re-written) within this window is never collected: an upload address lives
+ * UPLOAD_URL_TTL_S, so bytes an in-flight upload just stored are safe until their file row names them.
+ */
+export const BLOB_MIN_AGE_MS = UPLOAD_URL_TTL_S * 1000 + FINALIZE_GRACE_MS;
+const BATCH = 500;
+
+export interface SweepDeps {
+  db: Db;
+  blobs: BlobStore;
+  clock: Clock;
+  changes: ChangeBus;
+  logger: Logger;
+  /** How long an expired anonymous site stays (answering 410) before it is deleted. */
+  anonymousGraceMs: number;
+  /** Only the node holding the `sweeper` lease sweeps (several nodes share one database). */
+  lease: Lease;
+}
+
+export interface SweepReport {
+  sitesDeleted: number;
+  versionsAbandoned: number;
+  blobsDeleted: number;
+}
+
+export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
+  const now = deps.clock.now();
+  const report: SweepReport = { sitesDeleted: 0, versionsAbandoned: 0, blobsDeleted: 0 };
+
+  for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
+    await deps.db.transaction(async (trx) => {
+      await updateSite(trx, slug, {
+        deleted_at: now,
+        updated_at: now,
+        current_version_id: null,
+        claim_token_hash: null,
+        password_hash: null,
+      });
+      await deleteVersionsOf(trx, slug);
+    });
+    deps.changes.publish({ kind: 'site', slug });
+    report.sitesDeleted++;
+  }
+
+  for (const version of await stalePendingVersions(deps.db.kysely, now - FINALIZE_GRACE_MS, BATCH)) {
+    await abandonVersion(deps.db.kysely, version.id);
+    report.versionsAbandoned++;
+  }
+
+  const cutoff = now - BLOB_MIN_AGE_MS;
+  for (const hash of await unreferencedBlobs(deps.db.kysely, cutoff, BATCH)) {
+    // Forget the index row first (atomically re-checking references), then drop the bytes.
+    if (await forgetBlobIfUnreferenced(deps.db.kysely, hash, cutoff)) {
+      await deps.blobs.delete(hash);
+      report.blobsDeleted++;
+    }
+  }
+
+  if (report.sitesDeleted + report.versionsAbandoned + report.blobsDeleted > 0) deps.logger.info(report, 'swept');
+  return report;
+}
+
+const LEASE_NAME = 'sweeper';
+
+/**
+ * Runs sweepOnce now and every `intervalMs` on the node that holds the sweeper lease; never two at
+ * once. The holder renews every interval; if it dies another node takes over within three intervals.
+ */
+export function startSweeper(deps: SweepDeps, intervalMs: number): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => {
+    running = running
+      .then(async () => {
+        if (await deps.lease.tryAcquire(LEASE_NAME, 3 * intervalMs)) await sweepOnce(deps);
+      })
+      .catch((err) => deps.logger.error({ err }, 'sweep failed'));
+  };
+  run();
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await deps.lease.release(LEASE_NAME).catch(() => {});
+    },
+  };
+}

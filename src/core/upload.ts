@@ -1,0 +1,100 @@
+// Receiving one file's bytes at its upload address (CONTRACT "Uploads"): token, expiry, content type,
+// exact length and hash are checked while the bytes stream into the content-addressed blob store.
+
+import { BlobHashMismatchError, type BlobStore, BlobSizeMismatchError } from '../store/blob/types.js';
+import type { Db } from '../store/db/db.js';
+import { findVersion, recordBlob, setFileHash, versionFile } from '../store/db/tables/version.js';
+import type { Clock } from './clock.js';
+import { ApiError, invalid } from './errors.js';
+import { checkUploadAddress } from './upload-token.js';
+
+export interface UploadDeps {
+  db: Db;
+  blobs: BlobStore;
+  clock: Clock;
+  uploadKey: Buffer;
+}
+
+export interface UploadRequest {
+  encodedStorageKey: string;
+  query: { token?: string; ct?: string; exp?: string };
+  contentType: string | undefined;
+  /** Content-Length header, if the body is not chunked. */
+  contentLength: string | undefined;
+  body: NodeJS.ReadableStream;
+}
+
+export interface UploadResult {
+  path: string;
+  size: number;
+  hash: string;
+  /** False when the same bytes were already stored for this file (a harmless retry). */
+  stored: boolean;
+}
+
+/** `type/subtype; a=b` compared without case or spacing differences. */
+export function sameMediaType(a: string, b: string): boolean {
+  const norm = (s: string) =>
+    s
+      .split(';')
+      .map((p) => p.trim().replace(/\s*=\s*/, '='))
+      .filter(Boolean)
+      .map((p, i) => (i === 0 ? p.toLowerCase() : p))
+      .join(';');
+  return norm(a) === norm(b);
+}
+
+export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promise<UploadResult> {
+  const check = checkUploadAddress(deps.uploadKey, req.encodedStorageKey, req.query, deps.clock.now());
+  if (!check.ok) {
+    const message = {
+      malformed: 'This is not a valid upload address (token, ct and exp are required).',
+      'bad-token': 'The upload token is not valid for this address.',
+      expired: 'This upload address has expired; publish again to get new addresses.',
+    }[check.reason];
+    throw new ApiError(check.reason === 'malformed' ? 'INVALID_REQUEST' : 'FORBIDDEN', message);
+  }
+  const { versionId, path, contentType } = check.target;
+  const version = await findVersion(deps.db.kysely, versionId);
+  if (!version || version.status !== 'pending') {
+    throw invalid('This upload address belongs to a version that is already finalized or was replaced.');
+  }
+  const file = await versionFile(deps.db.kysely, versionId, path);
+  if (!file) throw invalid('This upload address belongs to a version that was replaced.');
+  if (req.contentType === undefined || !sameMediaType(req.contentType, contentType)) {
+    throw invalid(`Content-Type must be "${contentType}" as in the upload entry's headers.`, { status: 415 });
+  }
+  // Once stored, the same bytes again are a no-op and different bytes (of any length) are refused.
+  const alreadyStored = () =>
+    invalid(`"${path}" is already stored with other bytes; nothing changed.`, { status: 409 });
+  if (req.contentLength !== undefined && Number(req.contentLength) !== file.size) {
+    if (file.hash) throw alreadyStored();
+    throw invalid(`The body has ${req.contentLength} bytes; the manifest says ${file.size} for "${path}".`);
+  }
+
+  const expectedHash = file.hash ?? file.expected_hash ?? undefined;
+  let put: Awaited<ReturnType<BlobStore['put']>>;
+  try {
+    put = await deps.blobs.put(req.body, { expectedSize: file.size, expectedHash });
+  } catch (err) {
+    if (err instanceof BlobSizeMismatchError) {
+      if (file.hash) throw alreadyStored();
+      throw invalid(`The body does not have the ${file.size} bytes the manifest gives for "${path}"; nothing was kept.`);
+    }
+    if (err instanceof BlobHashMismatchError) {
+      if (file.hash) throw alreadyStored();
+      throw new ApiError('INVALID_HASH', `The bytes of "${path}" do not hash to the manifest hash; nothing was kept.`);
+    }
+    throw err;
+  }
+  const now = deps.clock.now();
+  await recordBlob(deps.db.kysely, put.hash, put.size, now);
+  const stored = file.hash ? false : await setFileHash(deps.db.kysely, versionId, path, put.hash);
+  if (!file.hash && !stored) {
+    // A concurrent upload to this address stored its bytes first: ours are a retry only if they match.
+    const row = await versionFile(deps.db.kysely, versionId, path);
+    if (!row) throw invalid('This upload address belongs to a version that was replaced.');
+    if (row.hash !== put.hash) throw alreadyStored();
+  }
+  return { path, size: put.size, hash: put.hash, stored };
+}
