@@ -17,7 +17,8 @@ function collect(dir) {
 
 /** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
 const isIntegration = (f) =>
-  (f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'))) && !f.includes(join('serve', 'rules'));
+  (f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'))) &&
+  !f.includes(join('serve', 'rules'));
 /** Tests that only make sense on the scale-out set (several nodes). */
 const scaleoutOnly = (f) => f.includes('two-node');
 
@@ -38,7 +39,9 @@ let ran = 0;
 if (backends.includes('embedded')) {
   const files = all.filter((f) => !scaleoutOnly(f));
   ran += files.length;
-  failed |= run('embedded backend set (SQLite, disk, in-process)', files, { SLIPWAY_TEST_BACKEND: 'embedded' });
+  failed |= run('embedded backend set (SQLite, disk, in-process)', files, {
+    SLIPWAY_TEST_BACKEND: 'embedded',
+  });
 }
 if (backends.includes('scaleout')) {
   const files = all.filter((f) => isIntegration(f) || scaleoutOnly(f));
@@ -50,7 +53,9 @@ if (backends.includes('scaleout')) {
     }
   }
   ran += files.length;
-  failed |= run('scale-out backend set (PostgreSQL, S3/s3rver, Redis)', files, { SLIPWAY_TEST_BACKEND: 'scaleout' });
+  failed |= run('scale-out backend set (PostgreSQL, S3/s3rver, Redis)', files, {
+    SLIPWAY_TEST_BACKEND: 'scaleout',
+  });
 }
 if (ran === 0) {
   console.error('no test files matched');

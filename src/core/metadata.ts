@@ -50,7 +50,8 @@ export function validateViewer(viewer: unknown, files: FileLike[]): ViewerMetada
   if (v.description !== undefined && v.description !== null) {
     out.description = text('viewer.description', v.description, MAX_DESCRIPTION_CHARS);
   }
-  if (v.ogImagePath !== undefined && v.ogImagePath !== null) out.ogImagePath = checkOgImagePath(v.ogImagePath, files);
+  if (v.ogImagePath !== undefined && v.ogImagePath !== null)
+    out.ogImagePath = checkOgImagePath(v.ogImagePath, files);
   return out;
 }
 
@@ -71,15 +72,19 @@ export function validateMetadataPatch(body: unknown, files: FileLike[]): Metadat
   const out: MetadataPatch = {};
   if ('title' in b) out.title = b.title === null ? null : text('title', b.title, MAX_TITLE_CHARS);
   if ('description' in b) {
-    out.description = b.description === null ? null : text('description', b.description, MAX_DESCRIPTION_CHARS);
+    out.description =
+      b.description === null ? null : text('description', b.description, MAX_DESCRIPTION_CHARS);
   }
-  if ('ogImagePath' in b) out.ogImagePath = b.ogImagePath === null ? null : checkOgImagePath(b.ogImagePath, files);
+  if ('ogImagePath' in b)
+    out.ogImagePath = b.ogImagePath === null ? null : checkOgImagePath(b.ogImagePath, files);
   if ('password' in b) {
     if (b.password === null) out.password = null;
     else {
       const pw = b.password;
       if (typeof pw !== 'string' || pw.length === 0 || pw.length > MAX_PASSWORD_CHARS) {
-        throw invalid(`password must be a string of 1 to ${MAX_PASSWORD_CHARS} characters, or null to remove it`);
+        throw invalid(
+          `password must be a string of 1 to ${MAX_PASSWORD_CHARS} characters, or null to remove it`,
+        );
       }
       out.password = pw;
     }

@@ -20,8 +20,8 @@ import {
   findVersion,
   insertVersion,
   missingPaths,
+  ownerStoredHashes,
   pendingVersionOf,
-  storedHashes,
   type VersionFileRow,
   versionFiles,
 } from '../store/db/tables/version.js';
@@ -29,8 +29,14 @@ import type { Clock } from './clock.js';
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
 import type { ChangeBus } from './events.js';
 import { formatBytes } from './format.js';
-import { type ManifestFile, MAX_MANIFEST_FILES, MAX_PATH_CHARS, totalSize, validateManifest } from './manifest.js';
-import { validateViewer, type ViewerMetadata } from './metadata.js';
+import {
+  MAX_MANIFEST_FILES,
+  MAX_PATH_CHARS,
+  type ManifestFile,
+  totalSize,
+  validateManifest,
+} from './manifest.js';
+import { type ViewerMetadata, validateViewer } from './metadata.js';
 import { type PlanLimits, planLimits } from './plans.js';
 import { newId, randomHex, sha256Hex } from './secrets.js';
 import { generateSlug } from './slug.js';
@@ -56,7 +62,11 @@ export interface PublishDeps {
   finalizeChecks?: FinalizeCheck[];
 }
 
-export type FinalizeCheck = (input: { slug: string; versionId: string; files: VersionFileRow[] }) => Promise<void>;
+export type FinalizeCheck = (input: {
+  slug: string;
+  versionId: string;
+  files: VersionFileRow[];
+}) => Promise<void>;
 
 export interface UploadEntry {
   path: string;
@@ -187,7 +197,11 @@ export interface PublishBody {
 }
 
 /** POST /api/v1/publish: a new site with a pending version. `account` null = anonymous. */
-export async function createSite(deps: PublishDeps, account: AccountRow | null, body: PublishBody): Promise<PublishResult> {
+export async function createSite(
+  deps: PublishDeps,
+  account: AccountRow | null,
+  body: PublishBody,
+): Promise<PublishResult> {
   const files = validatedManifest(deps, account, body.files);
   const viewer: ViewerMetadata = validateViewer(body.viewer, files);
   if (account) await checkSiteLimit(deps, account);
@@ -252,7 +266,11 @@ function versionRow(id: string, slug: string, files: ManifestFile[], now: number
 }
 
 /** The caller's live site, or 404 as if it did not exist (CONTRACT "Identity, ownership"). */
-export async function ownedSite(deps: Pick<PublishDeps, 'db'>, account: AccountRow, slug: string): Promise<SiteRow> {
+export async function ownedSite(
+  deps: Pick<PublishDeps, 'db'>,
+  account: AccountRow,
+  slug: string,
+): Promise<SiteRow> {
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site || site.owner_id !== account.id) throw notFound(`Site "${slug}" not found`);
   return site;
@@ -272,15 +290,20 @@ export async function updateSite(
     throw new ApiError(
       'VERSION_CONFLICT',
       `The live version is ${site.current_version_id ?? 'none'}, not ${body.baseVersionId}; someone published in between.`,
-      { extra: { currentVersionId: site.current_version_id }, hint: 'Fetch the site, rebase your change and retry.' },
+      {
+        extra: { currentVersionId: site.current_version_id },
+        hint: 'Fetch the site, rebase your change and retry.',
+      },
     );
   }
 
-  const current = site.current_version_id ? await findVersion(deps.db.kysely, site.current_version_id) : undefined;
+  const current = site.current_version_id
+    ? await findVersion(deps.db.kysely, site.current_version_id)
+    : undefined;
   await checkStorage(deps, account, totalSize(files), current?.total_size ?? 0);
 
   // Dedup: a hash equal to the previous version's hash for that path (the spec's hash_match), and
-  // beyond the spec any hash whose bytes the blob store already holds.
+  // beyond the spec any hash whose bytes another version of the same account already holds.
   const previous = current ? await versionFiles(deps.db.kysely, current.id) : [];
   const previousHash = new Map(previous.map((f) => [f.path, f.hash]));
   const hashes = [...new Set(files.flatMap((f) => (f.hash ? [f.hash] : [])))];
@@ -289,7 +312,7 @@ export async function updateSite(
 
   return deps.db.transaction(async (trx) => {
     // Inside the transaction so the garbage collector cannot drop a blob between check and reference.
-    const reusable = await storedHashes(trx, hashes);
+    const reusable = await ownerStoredHashes(trx, account.id, hashes);
     for (const f of files) if (f.hash && previousHash.get(f.path) === f.hash) reusable.add(f.hash);
     const { rows, plan } = planVersion(deps, slug, versionId, files, reusable, now);
     await abandonPendingVersions(trx, slug);
@@ -349,7 +372,9 @@ export async function finalizeSite(
   const pending = await pendingVersionOf(deps.db.kysely, slug);
   if (!pending || pending.id !== versionId) {
     throw invalid(`versionId ${versionId} is not the pending version of this site.`, {
-      hint: pending ? 'Use the versionId of the latest publish or update response.' : 'Publish or update first.',
+      hint: pending
+        ? 'Use the versionId of the latest publish or update response.'
+        : 'Publish or update first.',
     });
   }
   const missing = await missingPaths(deps.db.kysely, versionId);
@@ -380,7 +405,13 @@ export async function finalizeSite(
       .where('status', '=', 'pending')
       .executeTakeFirst();
     if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
-    await updateSiteRow(trx, slug, { current_version_id: versionId, updated_at: now });
+    // An og:image that the new version no longer has would point at a 404: clear it.
+    const ogImageGone = site.og_image_path !== null && !files.some((f) => f.path === site.og_image_path);
+    await updateSiteRow(trx, slug, {
+      current_version_id: versionId,
+      updated_at: now,
+      ...(ogImageGone ? { og_image_path: null } : {}),
+    });
   });
   deps.changes.publish({ kind: 'site', slug });
   return result(warnings);

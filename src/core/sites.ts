@@ -1,6 +1,7 @@
 // Managing owned sites (spec "Sites", CONTRACT "Versions"): details, list, delete, duplicate, claim,
 // metadata and version restore. Every lookup is by owner: another account's site is a 404.
 
+import { isUniqueViolation } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
   findLiveSite,
@@ -19,7 +20,6 @@ import {
   type VersionFileRow,
   versionFiles,
 } from '../store/db/tables/version.js';
-import { isUniqueViolation } from '../store/db/db.js';
 import { invalid, notFound } from './errors.js';
 import { validateMetadataPatch } from './metadata.js';
 import { hashPassword } from './password.js';
@@ -65,7 +65,11 @@ async function shownVersionId(deps: Pick<PublishDeps, 'db'>, site: SiteRow): Pro
   return (await pendingVersionOf(deps.db.kysely, site.slug))?.id ?? null;
 }
 
-export async function siteDetails(deps: PublishDeps, account: AccountRow, slug: string): Promise<SiteDetails> {
+export async function siteDetails(
+  deps: PublishDeps,
+  account: AccountRow,
+  slug: string,
+): Promise<SiteDetails> {
   const site = await ownedSite(deps, account, slug);
   const versionId = await shownVersionId(deps, site);
   const files = versionId ? await versionFiles(deps.db.kysely, versionId) : [];
@@ -142,7 +146,9 @@ export async function listSites(
     })),
     total,
     nextCursor:
-      rows.length > limit && last ? Buffer.from(`${last.created_at}:${last.slug}`).toString('base64url') : null,
+      rows.length > limit && last
+        ? Buffer.from(`${last.created_at}:${last.slug}`).toString('base64url')
+        : null,
   };
 }
 
@@ -173,7 +179,8 @@ export async function duplicateSite(
   sourceSlug: string,
 ): Promise<{ slug: string; siteUrl: string; versionId: string; copiedFrom: string; status: 'active' }> {
   const source = await ownedSite(deps, account, sourceSlug);
-  if (!source.current_version_id) throw invalid(`Site "${sourceSlug}" has no published version to duplicate yet`);
+  if (!source.current_version_id)
+    throw invalid(`Site "${sourceSlug}" has no published version to duplicate yet`);
   const version = await findVersion(deps.db.kysely, source.current_version_id);
   if (!version) throw notFound(`Site "${sourceSlug}" not found`);
   await checkSiteLimit(deps, account);
@@ -192,7 +199,8 @@ export async function duplicateSite(
           title: source.title,
           description: source.description,
           og_image_path: source.og_image_path,
-          password_hash: null,
+          // A protected site's copy stays protected (same password).
+          password_hash: source.password_hash,
           expires_at: null,
           claim_token_hash: null,
           created_at: now,
@@ -201,7 +209,14 @@ export async function duplicateSite(
         });
         await insertVersion(
           trx,
-          { ...version, id: versionId, site_slug: slug, status: 'finalized', created_at: now, finalized_at: now },
+          {
+            ...version,
+            id: versionId,
+            site_slug: slug,
+            status: 'finalized',
+            created_at: now,
+            finalized_at: now,
+          },
           files.map((f): VersionFileRow => ({ ...f, version_id: versionId })),
         );
       });
@@ -209,7 +224,13 @@ export async function duplicateSite(
       if (isUniqueViolation(err) && attempt < 8) continue;
       throw err;
     }
-    return { slug, siteUrl: siteUrlOf(deps.config, slug), versionId, copiedFrom: sourceSlug, status: 'active' };
+    return {
+      slug,
+      siteUrl: siteUrlOf(deps.config, slug),
+      versionId,
+      copiedFrom: sourceSlug,
+      status: 'active',
+    };
   }
 }
 
@@ -222,11 +243,19 @@ export async function claimSite(
 ): Promise<{ slug: string; siteUrl: string; owner: string; message: string }> {
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
-  if (site.owner_id !== null || site.claim_token_hash === null) throw invalid('This site has already been claimed');
-  if (!safeEqual(hashClaimToken(claimToken), site.claim_token_hash)) throw invalid('The claim token is not valid for this site');
+  if (site.owner_id !== null || site.claim_token_hash === null)
+    throw invalid('This site has already been claimed');
+  if (!safeEqual(hashClaimToken(claimToken), site.claim_token_hash))
+    throw invalid('The claim token is not valid for this site');
   const now = deps.clock.now();
-  if (site.expires_at !== null && site.expires_at <= now) throw invalid('This site has expired and can no longer be claimed');
+  if (site.expires_at !== null && site.expires_at <= now)
+    throw invalid('This site has expired and can no longer be claimed');
   await checkSiteLimit(deps, account);
+  // The claimed site's live bytes join the account's storage like a publish would.
+  const live = site.current_version_id
+    ? await findVersion(deps.db.kysely, site.current_version_id)
+    : undefined;
+  await checkStorage(deps, account, live?.total_size ?? 0, 0);
   const res = await deps.db.kysely
     .updateTable('sites')
     .set({ owner_id: account.id, expires_at: null, claim_token_hash: null, updated_at: now })
@@ -245,7 +274,12 @@ export async function claimSite(
 }
 
 /** PATCH .../metadata: fields present change, `null` clears. */
-export async function updateMetadata(deps: PublishDeps, account: AccountRow, slug: string, body: unknown): Promise<void> {
+export async function updateMetadata(
+  deps: PublishDeps,
+  account: AccountRow,
+  slug: string,
+  body: unknown,
+): Promise<void> {
   const site = await ownedSite(deps, account, slug);
   const versionId = await shownVersionId(deps, site);
   const files = versionId ? await versionFiles(deps.db.kysely, versionId) : [];
@@ -258,8 +292,10 @@ export async function updateMetadata(deps: PublishDeps, account: AccountRow, slu
   if (patch.title !== undefined) row.title = patch.title;
   if (patch.description !== undefined) row.description = patch.description;
   if (patch.ogImagePath !== undefined) row.og_image_path = patch.ogImagePath;
-  if (patch.password !== undefined) row.password_hash = patch.password === null ? null : await hashPassword(patch.password);
-  if (patch.ttlSeconds !== undefined) row.expires_at = patch.ttlSeconds === null ? null : now + patch.ttlSeconds * 1000;
+  if (patch.password !== undefined)
+    row.password_hash = patch.password === null ? null : await hashPassword(patch.password);
+  if (patch.ttlSeconds !== undefined)
+    row.expires_at = patch.ttlSeconds === null ? null : now + patch.ttlSeconds * 1000;
   await updateSiteRow(deps.db.kysely, slug, row);
   deps.changes.publish({ kind: 'site', slug });
 }
@@ -274,7 +310,11 @@ export interface VersionView {
 }
 
 /** GET .../versions: finalized versions, newest first. */
-export async function listVersions(deps: PublishDeps, account: AccountRow, slug: string): Promise<VersionView[]> {
+export async function listVersions(
+  deps: PublishDeps,
+  account: AccountRow,
+  slug: string,
+): Promise<VersionView[]> {
   const site = await ownedSite(deps, account, slug);
   const versions = await finalizedVersions(deps.db.kysely, slug);
   return versions.map((v) => ({
@@ -301,7 +341,9 @@ export async function restoreVersion(
   }
   const now = deps.clock.now();
   if (site.current_version_id !== versionId) {
-    const current = site.current_version_id ? await findVersion(deps.db.kysely, site.current_version_id) : undefined;
+    const current = site.current_version_id
+      ? await findVersion(deps.db.kysely, site.current_version_id)
+      : undefined;
     await checkStorage(deps, account, version.total_size, current?.total_size ?? 0);
     await updateSiteRow(deps.db.kysely, slug, { current_version_id: versionId, updated_at: now });
     deps.changes.publish({ kind: 'site', slug });

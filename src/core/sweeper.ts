@@ -5,7 +5,6 @@
 import type { Logger } from 'pino';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
-import type { Lease } from '../store/lease/types.js';
 import { expiredAnonymousSlugs, updateSite } from '../store/db/tables/site.js';
 import {
   abandonVersion,
@@ -14,6 +13,7 @@ import {
   stalePendingVersions,
   unreferencedBlobs,
 } from '../store/db/tables/version.js';
+import type { Lease } from '../store/lease/types.js';
 import type { Clock } from './clock.js';
 import type { ChangeBus } from './events.js';
 import { UPLOAD_URL_TTL_S } from './upload-token.js';
@@ -78,7 +78,8 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     }
   }
 
-  if (report.sitesDeleted + report.versionsAbandoned + report.blobsDeleted > 0) deps.logger.info(report, 'swept');
+  if (report.sitesDeleted + report.versionsAbandoned + report.blobsDeleted > 0)
+    deps.logger.info(report, 'swept');
   return report;
 }
 

@@ -20,7 +20,11 @@ const signature = (key: Buffer, t: UploadTarget) =>
 /** The storage key names the version and the path: `<versionId>/<path>`, percent-encoded as one segment. */
 export function uploadUrl(baseUrl: string, key: Buffer, t: UploadTarget): string {
   const storageKey = encodeURIComponent(`${t.versionId}/${t.path}`);
-  const query = new URLSearchParams({ token: signature(key, t), ct: t.contentType, exp: String(t.expiresAtS) });
+  const query = new URLSearchParams({
+    token: signature(key, t),
+    ct: t.contentType,
+    exp: String(t.expiresAtS),
+  });
   return `${baseUrl}${UPLOAD_PATH_PREFIX}${storageKey}?${query.toString()}`;
 }
 
@@ -43,7 +47,8 @@ export function checkUploadAddress(
   }
   const slash = storageKey.indexOf('/');
   const { token, ct, exp } = query;
-  if (slash <= 0 || !token || !ct || !exp || !/^\d{1,12}$/.test(exp)) return { ok: false, reason: 'malformed' };
+  if (slash <= 0 || !token || !ct || !exp || !/^\d{1,12}$/.test(exp))
+    return { ok: false, reason: 'malformed' };
   const target: UploadTarget = {
     versionId: storageKey.slice(0, slash),
     path: storageKey.slice(slash + 1),

@@ -1,7 +1,7 @@
 // Receiving one file's bytes at its upload address (CONTRACT "Uploads"): token, expiry, content type,
 // exact length and hash are checked while the bytes stream into the content-addressed blob store.
 
-import { BlobHashMismatchError, type BlobStore, BlobSizeMismatchError } from '../store/blob/types.js';
+import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { findVersion, recordBlob, setFileHash, versionFile } from '../store/db/tables/version.js';
 import type { Clock } from './clock.js';
@@ -56,7 +56,7 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
   }
   const { versionId, path, contentType } = check.target;
   const version = await findVersion(deps.db.kysely, versionId);
-  if (!version || version.status !== 'pending') {
+  if (version?.status !== 'pending') {
     throw invalid('This upload address belongs to a version that is already finalized or was replaced.');
   }
   const file = await versionFile(deps.db.kysely, versionId, path);
@@ -79,11 +79,16 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
   } catch (err) {
     if (err instanceof BlobSizeMismatchError) {
       if (file.hash) throw alreadyStored();
-      throw invalid(`The body does not have the ${file.size} bytes the manifest gives for "${path}"; nothing was kept.`);
+      throw invalid(
+        `The body does not have the ${file.size} bytes the manifest gives for "${path}"; nothing was kept.`,
+      );
     }
     if (err instanceof BlobHashMismatchError) {
       if (file.hash) throw alreadyStored();
-      throw new ApiError('INVALID_HASH', `The bytes of "${path}" do not hash to the manifest hash; nothing was kept.`);
+      throw new ApiError(
+        'INVALID_HASH',
+        `The bytes of "${path}" do not hash to the manifest hash; nothing was kept.`,
+      );
     }
     throw err;
   }

@@ -41,9 +41,13 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
     } catch (err) {
       // Fail closed: without the shared counter no limit can be promised (decisions.md).
       req.log.error({ err }, 'rate limiter unavailable');
-      throw new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; try again in a few seconds.', {
-        headers: { 'Retry-After': '5' },
-      });
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        'The service is briefly unavailable; try again in a few seconds.',
+        {
+          headers: { 'Retry-After': '5' },
+        },
+      );
     }
     req.rate = decision;
     reply.headers({

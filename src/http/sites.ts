@@ -5,7 +5,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { unauthorized } from '../core/errors.js';
-import { createSite, finalizeSite, type PublishDeps, type PublishResult, updateSite } from '../core/publish.js';
+import {
+  createSite,
+  finalizeSite,
+  type PublishDeps,
+  type PublishResult,
+  updateSite,
+} from '../core/publish.js';
 import {
   claimSite,
   deleteSite,
@@ -28,7 +34,10 @@ const ManifestEntry = Type.Object({
   size: Type.Number({ description: 'bytes, positive' }),
   contentType: Type.String({ description: 'MIME type' }),
   hash: Type.Optional(
-    Type.Union([Type.String({ description: 'SHA-256, 64 lowercase hex; enables deduplication' }), Type.Null()]),
+    Type.Union([
+      Type.String({ description: 'SHA-256, 64 lowercase hex; enables deduplication' }),
+      Type.Null(),
+    ]),
   ),
 });
 
@@ -42,7 +51,9 @@ const PublishBody = Type.Object({
     }),
   ),
   baseVersionId: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], { description: 'live version this publish is based on; 409 if it moved' }),
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'live version this publish is based on; 409 if it moved',
+    }),
   ),
 });
 
@@ -229,7 +240,9 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
           summary: 'Your sites, newest first (optional ?limit=&cursor= paging)',
           security: SECURITY,
           querystring: Type.Object({
-            limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: `1 to ${MAX_LIST_LIMIT}` })),
+            limit: Type.Optional(
+              Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: `1 to ${MAX_LIST_LIMIT}` }),
+            ),
             cursor: Type.Optional(Type.String({ maxLength: 200 })),
           }),
           response: { 200: SiteListReply, ...errors },
@@ -237,7 +250,8 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
       },
       async (req) => {
         const account = requireAccount(req);
-        const limit = req.query.limit === undefined ? undefined : Math.min(Number(req.query.limit), MAX_LIST_LIMIT);
+        const limit =
+          req.query.limit === undefined ? undefined : Math.min(Number(req.query.limit), MAX_LIST_LIMIT);
         return listSites(deps, account, { limit, cursor: req.query.cursor });
       },
     );
@@ -279,7 +293,8 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
           },
         },
       },
-      async (req, reply) => reply.code(201).send(await duplicateSite(deps, requireAccount(req), req.params.slug)),
+      async (req, reply) =>
+        reply.code(201).send(await duplicateSite(deps, requireAccount(req), req.params.slug)),
     );
 
     app.post(
@@ -292,7 +307,12 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
           params: SlugParams,
           body: Type.Object({ claimToken: Type.String({ maxLength: 200 }) }),
           response: {
-            200: Type.Object({ slug: Type.String(), siteUrl: Type.String(), owner: Type.String(), message: Type.String() }),
+            200: Type.Object({
+              slug: Type.String(),
+              siteUrl: Type.String(),
+              owner: Type.String(),
+              message: Type.String(),
+            }),
             ...errors,
           },
         },
@@ -345,9 +365,17 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
           tags: ['sites'],
           summary: 'Make an earlier finalized version current',
           security: SECURITY,
-          params: Type.Object({ slug: Type.String({ maxLength: 63 }), versionId: Type.String({ maxLength: 100 }) }),
+          params: Type.Object({
+            slug: Type.String({ maxLength: 63 }),
+            versionId: Type.String({ maxLength: 100 }),
+          }),
           response: {
-            200: Type.Object({ slug: Type.String(), siteUrl: Type.String(), versionId: Type.String(), status: Status }),
+            200: Type.Object({
+              slug: Type.String(),
+              siteUrl: Type.String(),
+              versionId: Type.String(),
+              status: Status,
+            }),
             ...errors,
           },
         },

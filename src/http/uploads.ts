@@ -24,7 +24,12 @@ export function uploadRoutes(deps: UploadDeps): FastifyPluginAsyncTypebox {
             exp: Type.Optional(Type.String()),
           }),
           response: {
-            200: Type.Object({ path: Type.String(), size: Type.Number(), hash: Type.String(), stored: Type.Boolean() }),
+            200: Type.Object({
+              path: Type.String(),
+              size: Type.Number(),
+              hash: Type.String(),
+              stored: Type.Boolean(),
+            }),
             '4xx': ErrorBody,
             '5xx': ErrorBody,
           },

@@ -72,7 +72,8 @@ export const GENEROUS_LIMITS = {
  * (PostgreSQL, S3 via s3rver, Redis), from SLIPWAY_TEST_BACKEND. scripts/test.mjs runs both.
  */
 export const TEST_BACKEND = process.env.SLIPWAY_TEST_BACKEND === 'scaleout' ? 'scaleout' : 'embedded';
-export const TEST_DATABASE_URL = process.env.SLIPWAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_DATABASE_URL =
+  process.env.SLIPWAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 interface Backend {
   env: Record<string, string>;

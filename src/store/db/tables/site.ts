@@ -7,14 +7,23 @@ export type SiteRow = SiteTable;
 
 /** A site that has not been deleted. */
 export function findLiveSite(db: Executor, slug: string): Promise<SiteRow | undefined> {
-  return db.selectFrom('sites').selectAll().where('slug', '=', slug).where('deleted_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('sites')
+    .selectAll()
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
 }
 
 export async function insertSite(db: Executor, row: SiteRow): Promise<void> {
   await db.insertInto('sites').values(row).execute();
 }
 
-export async function updateSite(db: Executor, slug: string, patch: Partial<Omit<SiteRow, 'slug'>>): Promise<void> {
+export async function updateSite(
+  db: Executor,
+  slug: string,
+  patch: Partial<Omit<SiteRow, 'slug'>>,
+): Promise<void> {
   await db.updateTable('sites').set(patch).where('slug', '=', slug).execute();
 }
 
@@ -29,7 +38,10 @@ export async function countOwnedSites(db: Executor, ownerId: string): Promise<nu
 }
 
 /** Sites the account owns (not deleted), and the bytes of their current versions (CONTRACT "Account"). */
-export async function ownedUsage(db: Executor, ownerId: string): Promise<{ sites: number; storageBytes: number }> {
+export async function ownedUsage(
+  db: Executor,
+  ownerId: string,
+): Promise<{ sites: number; storageBytes: number }> {
   const row = await db
     .selectFrom('sites')
     .leftJoin('versions', 'versions.id', 'sites.current_version_id')
@@ -74,7 +86,11 @@ export function listOwnedSites(
 }
 
 /** Expired anonymous sites whose grace period has passed (the sweeper deletes them). */
-export async function expiredAnonymousSlugs(db: Executor, expiredBefore: number, limit: number): Promise<string[]> {
+export async function expiredAnonymousSlugs(
+  db: Executor,
+  expiredBefore: number,
+  limit: number,
+): Promise<string[]> {
   const rows = await db
     .selectFrom('sites')
     .select('slug')

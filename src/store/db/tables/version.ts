@@ -36,16 +36,34 @@ export function pendingVersionOf(db: Executor, slug: string): Promise<VersionRow
 
 /** Marks the site's pending versions abandoned and drops their file lists (their blobs become collectable). */
 export async function abandonPendingVersions(db: Executor, slug: string): Promise<void> {
-  const pending = db.selectFrom('versions').select('id').where('site_slug', '=', slug).where('status', '=', 'pending');
+  const pending = db
+    .selectFrom('versions')
+    .select('id')
+    .where('site_slug', '=', slug)
+    .where('status', '=', 'pending');
   await db.deleteFrom('version_files').where('version_id', 'in', pending).execute();
-  await db.updateTable('versions').set({ status: 'abandoned' }).where('site_slug', '=', slug).where('status', '=', 'pending').execute();
+  await db
+    .updateTable('versions')
+    .set({ status: 'abandoned' })
+    .where('site_slug', '=', slug)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 export function versionFiles(db: Executor, versionId: string): Promise<VersionFileRow[]> {
-  return db.selectFrom('version_files').selectAll().where('version_id', '=', versionId).orderBy('path').execute();
+  return db
+    .selectFrom('version_files')
+    .selectAll()
+    .where('version_id', '=', versionId)
+    .orderBy('path')
+    .execute();
 }
 
-export function versionFile(db: Executor, versionId: string, path: string): Promise<VersionFileRow | undefined> {
+export function versionFile(
+  db: Executor,
+  versionId: string,
+  path: string,
+): Promise<VersionFileRow | undefined> {
   return db
     .selectFrom('version_files')
     .selectAll()
@@ -66,7 +84,12 @@ export async function missingPaths(db: Executor, versionId: string): Promise<str
 }
 
 /** Records the stored bytes of one file; true when this call set it (it was still missing). */
-export async function setFileHash(db: Executor, versionId: string, path: string, hash: string): Promise<boolean> {
+export async function setFileHash(
+  db: Executor,
+  versionId: string,
+  path: string,
+  hash: string,
+): Promise<boolean> {
   const res = await db
     .updateTable('version_files')
     .set({ hash })
@@ -96,7 +119,11 @@ export async function deleteVersionsOf(db: Executor, slug: string): Promise<void
 }
 
 /** Pending versions whose upload window closed before `before` (the sweeper abandons them). */
-export async function stalePendingVersions(db: Executor, before: number, limit: number): Promise<VersionRow[]> {
+export async function stalePendingVersions(
+  db: Executor,
+  before: number,
+  limit: number,
+): Promise<VersionRow[]> {
   return db
     .selectFrom('versions')
     .selectAll()
@@ -108,21 +135,38 @@ export async function stalePendingVersions(db: Executor, before: number, limit: 
 
 export async function abandonVersion(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('version_files').where('version_id', '=', id).execute();
-  await db.updateTable('versions').set({ status: 'abandoned' }).where('id', '=', id).where('status', '=', 'pending').execute();
+  await db
+    .updateTable('versions')
+    .set({ status: 'abandoned' })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 // ---- blob index -------------------------------------------------------------------------------
 
-/** The subset of `hashes` whose bytes the blob store holds. */
-export async function storedHashes(db: Executor, hashes: string[]): Promise<Set<string>> {
+/**
+ * The subset of `hashes` whose bytes some version of the owner's sites already holds (stored, not
+ * merely promised). Scoped to the owner: knowing a hash must not let anyone publish bytes they
+ * never had (the classic cross-account dedup leak).
+ */
+export async function ownerStoredHashes(
+  db: Executor,
+  ownerId: string,
+  hashes: string[],
+): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < hashes.length; i += INSERT_CHUNK_ROWS) {
     const rows = await db
-      .selectFrom('blobs')
-      .select('hash')
-      .where('hash', 'in', hashes.slice(i, i + INSERT_CHUNK_ROWS))
+      .selectFrom('version_files')
+      .innerJoin('versions', 'versions.id', 'version_files.version_id')
+      .innerJoin('sites', 'sites.slug', 'versions.site_slug')
+      .select('version_files.hash')
+      .distinct()
+      .where('sites.owner_id', '=', ownerId)
+      .where('version_files.hash', 'in', hashes.slice(i, i + INSERT_CHUNK_ROWS))
       .execute();
-    for (const r of rows) found.add(r.hash);
+    for (const r of rows) if (r.hash) found.add(r.hash);
   }
   return found;
 }
@@ -137,17 +181,27 @@ export async function recordBlob(db: Executor, hash: string, size: number, now: 
 }
 
 /** Blobs no version file references (by stored or expected hash) and older than `createdBefore`. */
-export async function unreferencedBlobs(db: Executor, createdBefore: number, limit: number): Promise<string[]> {
+export async function unreferencedBlobs(
+  db: Executor,
+  createdBefore: number,
+  limit: number,
+): Promise<string[]> {
   const rows = await db
     .selectFrom('blobs')
     .select('hash')
     .where('created_at', '<', createdBefore)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('version_files').select('path').whereRef('version_files.hash', '=', 'blobs.hash'))),
+      not(
+        exists(selectFrom('version_files').select('path').whereRef('version_files.hash', '=', 'blobs.hash')),
+      ),
     )
     .where(({ not, exists, selectFrom }) =>
       not(
-        exists(selectFrom('version_files').select('path').whereRef('version_files.expected_hash', '=', 'blobs.hash')),
+        exists(
+          selectFrom('version_files')
+            .select('path')
+            .whereRef('version_files.expected_hash', '=', 'blobs.hash'),
+        ),
       ),
     )
     .limit(limit)
@@ -159,7 +213,11 @@ export async function unreferencedBlobs(db: Executor, createdBefore: number, lim
  * Removes a blob's index row only if it is still unreferenced and was not written again since
  * `createdBefore`; true when the caller may delete the bytes.
  */
-export async function forgetBlobIfUnreferenced(db: Executor, hash: string, createdBefore: number): Promise<boolean> {
+export async function forgetBlobIfUnreferenced(
+  db: Executor,
+  hash: string,
+  createdBefore: number,
+): Promise<boolean> {
   const res = await db
     .deleteFrom('blobs')
     .where('hash', '=', hash)
