@@ -1,6 +1,7 @@
 // Composition of the stores a running service uses, chosen by configuration only.
 
 import type { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
@@ -8,16 +9,16 @@ import { type ChangeBus, LocalChangeBus } from './core/events.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
 import { createLogger } from './http/logging.js';
 import { DiskBlobStore } from './store/blob/disk.js';
+import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
 import { Db } from './store/db/db.js';
-import { DevMailer } from './store/mail/dev.js';
-import { SmtpMailer } from './store/mail/smtp.js';
-import type { Mailer } from './store/mail/types.js';
-import { Redis } from 'ioredis';
 import { RedisChangeBus } from './store/events/redis.js';
 import { MemoryLease } from './store/lease/memory.js';
 import { RedisLease } from './store/lease/redis.js';
 import type { Lease } from './store/lease/types.js';
+import { DevMailer } from './store/mail/dev.js';
+import { SmtpMailer } from './store/mail/smtp.js';
+import type { Mailer } from './store/mail/types.js';
 import { MemoryRateStore } from './store/rate/memory.js';
 import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
@@ -56,17 +57,21 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const db = options.db ?? Db.fromConfig(config.database);
   await db.migrate();
 
-  if (config.blobs.provider !== 'disk') throw new Error('S3 blob storage is not available in this build');
-  const disk = new DiskBlobStore(config.blobs.dir, { clock });
-  await disk.init();
-  const blobs: BlobStore = disk;
+  const blobStore =
+    config.blobs.provider === 's3'
+      ? new S3BlobStore(config.blobs, { clock })
+      : new DiskBlobStore(config.blobs.dir, { clock });
+  await blobStore.init();
+  const blobs: BlobStore = blobStore;
 
   const mailer: Mailer =
     config.mail.transport === 'smtp'
       ? new SmtpMailer(config.mail.url, config.mailFrom)
       : new DevMailer(config.mail.outboxFile, config.mailFrom, options.devMailWrite);
 
-  const shared = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix, logger) : undefined;
+  const shared = config.redisUrl
+    ? await connectRedis(config.redisUrl, config.redisPrefix, logger)
+    : undefined;
   const rate: RateStore = shared?.rate ?? new MemoryRateStore(clock);
   const changes: ChangeBus = shared?.changes ?? new LocalChangeBus();
   const lease: Lease = shared?.lease ?? new MemoryLease({ clock });
@@ -83,7 +88,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
     changes,
     lease,
     async close() {
-      await Promise.allSettled([mailer.close(), rate.close(), lease.close(), changes.close()]);
+      await Promise.allSettled([
+        mailer.close(),
+        rate.close(),
+        lease.close(),
+        changes.close(),
+        blobs.close?.(),
+      ]);
       await shared?.redis.quit().catch(() => shared.redis.disconnect());
       await db.close();
     },

@@ -94,7 +94,9 @@ export function startSweeper(deps: SweepDeps, intervalMs: number): { stop(): Pro
   const run = () => {
     running = running
       .then(async () => {
-        if (await deps.lease.tryAcquire(LEASE_NAME, 3 * intervalMs)) await sweepOnce(deps);
+        if (!(await deps.lease.tryAcquire(LEASE_NAME, 3 * intervalMs))) return;
+        deps.logger.debug('sweeping (holder of the sweeper lease)');
+        await sweepOnce(deps);
       })
       .catch((err) => deps.logger.error({ err }, 'sweep failed'));
   };

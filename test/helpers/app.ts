@@ -14,6 +14,7 @@ import { type AppContext, createContext } from '../../src/context.js';
 import { MovableClock } from '../../src/core/clock.js';
 import { Db } from '../../src/store/db/db.js';
 import { cleanupRedisPrefix, connectTestRedis, redisTestPrefix, TEST_REDIS_URL } from './redis.js';
+import { startS3rver } from './s3.js';
 
 export interface TestApp {
   app: App;
@@ -86,12 +87,24 @@ async function backendFor(): Promise<Backend> {
   // A fresh PostgreSQL schema per app: runs never see each other's rows.
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const db = Db.postgres(TEST_DATABASE_URL, schema);
-  // A key prefix per app on the shared Redis.
+  // A key prefix per app on the shared Redis, and an S3 protocol server of its own.
   const redisPrefix = redisTestPrefix();
+  const s3 = await startS3rver();
   return {
-    env: { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix },
+    env: {
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: redisPrefix,
+      S3_BUCKET: s3.bucket,
+      S3_ENDPOINT: s3.endpoint,
+      S3_REGION: 'us-east-1',
+      S3_ACCESS_KEY_ID: s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      S3_FORCE_PATH_STYLE: 'true',
+    },
     db,
     async dispose() {
+      await s3.close();
       const admin = Db.postgres(TEST_DATABASE_URL);
       const redis = await connectTestRedis();
       try {
@@ -126,14 +139,22 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       cb();
     },
   });
-  const ctx = await createContext(config, {
-    clock,
-    logStream,
-    devMailWrite: (line) => devMail.push(line),
-    ...(backend.db ? { db: backend.db } : {}),
-  });
-  const app = await buildApp(ctx);
-  await app.listen({ port, host: '127.0.0.1' });
+  let ctx: AppContext;
+  let app: App;
+  try {
+    ctx = await createContext(config, {
+      clock,
+      logStream,
+      devMailWrite: (line) => devMail.push(line),
+      ...(backend.db ? { db: backend.db } : {}),
+    });
+    app = await buildApp(ctx);
+    await app.listen({ port, host: '127.0.0.1' });
+  } catch (err) {
+    // Do not leak a schema, Redis keys or an s3rver child when start-up fails.
+    await backend.dispose().catch(() => {});
+    throw err;
+  }
   const url = `http://127.0.0.1:${port}`;
 
   return {

@@ -58,6 +58,8 @@ export interface BlobStore {
    * sendfile-like paths); absent for remote stores. Does not check existence.
    */
   localPath?(hash: string): string;
+  /** Releases connections (remote stores). */
+  close?(): void | Promise<void>;
 }
 
 const SHA256_HEX_RE = /^[0-9a-f]{64}$/;

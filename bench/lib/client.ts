@@ -1,0 +1,208 @@
+// A tiny publish client for benches and crash tests: JSON API calls, upload PUTs (Buffer or streamed
+// body) over one keep-alive agent, bounded-parallel upload of a plan, and site fetches by Host header.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface ManifestFile {
+  path: string;
+  size: number;
+  contentType: string;
+  hash: string;
+}
+
+export interface LocalFile extends ManifestFile {
+  bytes: Buffer;
+}
+
+export interface UploadEntry {
+  path: string;
+  url: string;
+  headers: { 'Content-Type': string };
+}
+
+export interface PublishReply {
+  slug: string;
+  siteUrl: string;
+  upload: { versionId: string; uploads: UploadEntry[]; skipped: Array<{ path: string }> };
+}
+
+export interface SiteDetails {
+  slug: string;
+  status: string;
+  versionId: string;
+  files: ManifestFile[];
+  [field: string]: unknown;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface JsonResult {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: bodies are inspected field by field by the callers.
+  body: any;
+  text: string;
+}
+
+export type RequestBody = Buffer | string | AsyncIterable<Uint8Array>;
+
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** A local file of `size` random bytes with its manifest entry. */
+export function randomFile(path: string, size: number, contentType = 'application/octet-stream'): LocalFile {
+  const bytes = randomBytes(size);
+  return { path, size, contentType, hash: sha256(bytes), bytes };
+}
+
+export const manifestOf = (files: LocalFile[]): ManifestFile[] =>
+  files.map(({ path, size, contentType, hash }) => ({ path, size, contentType, hash }));
+
+export class Client {
+  readonly agent: Agent;
+
+  constructor(
+    /** `http://127.0.0.1:<port>` */
+    readonly base: string,
+    readonly key?: string,
+    agent?: Agent,
+  ) {
+    this.agent = agent ?? new Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  withKey(key: string | undefined): Client {
+    return new Client(this.base, key, this.agent);
+  }
+
+  /** An upload or finalize URL from a response (host `localhost`) rewritten onto `base`. */
+  local(url: string): string {
+    const u = new URL(url);
+    return `${this.base}${u.pathname}${u.search}`;
+  }
+
+  /** One HTTP request; the body is written whole (Buffer/string) or streamed (async iterable). */
+  raw(
+    method: string,
+    url: string,
+    headers: Record<string, string | number> = {},
+    body?: RequestBody,
+  ): Promise<HttpResult> {
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
+      else pipeline(Readable.from(body), req).catch(reject);
+    });
+  }
+
+  async api(method: string, path: string, body?: unknown): Promise<JsonResult> {
+    const headers: Record<string, string> = {};
+    if (this.key) headers.authorization = `Bearer ${this.key}`;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(body);
+    }
+    const res = await this.raw(method, `${this.base}${path}`, headers, payload);
+    const text = res.body.toString('utf8');
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: parsed, text };
+  }
+
+  private async expect(status: number, res: JsonResult, what: string): Promise<JsonResult> {
+    if (res.status !== status)
+      throw new Error(`${what} answered ${res.status} (expected ${status}): ${res.text}`);
+    return res;
+  }
+
+  async create(files: ManifestFile[]): Promise<PublishReply> {
+    return (
+      await this.expect(201, await this.api('POST', '/api/v1/publish', { files }), 'POST /api/v1/publish')
+    ).body;
+  }
+
+  async update(slug: string, files: ManifestFile[]): Promise<PublishReply> {
+    const res = await this.api('PUT', `/api/v1/publish/${slug}`, { files });
+    return (await this.expect(200, res, `PUT /api/v1/publish/${slug}`)).body;
+  }
+
+  finalize(slug: string, versionId: string): Promise<JsonResult> {
+    return this.api('POST', `/api/v1/publish/${slug}/finalize`, { versionId });
+  }
+
+  async details(slug: string): Promise<SiteDetails> {
+    return (
+      await this.expect(200, await this.api('GET', `/api/v1/publish/${slug}`), `GET /api/v1/publish/${slug}`)
+    ).body;
+  }
+
+  /** PUT one upload address (rewritten onto `base`). */
+  async put(entry: UploadEntry, body: RequestBody, size: number): Promise<JsonResult> {
+    const res = await this.raw(
+      'PUT',
+      this.local(entry.url),
+      { 'content-type': entry.headers['Content-Type'], 'content-length': size },
+      body,
+    );
+    const text = res.body.toString('utf8');
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: parsed, text };
+  }
+
+  /**
+   * Uploads every entry with at most `parallel` requests in flight. `stop()` true stops starting new
+   * ones. Returns per path the status (or the network error) of the attempts that were made.
+   */
+  async uploadAll(
+    entries: UploadEntry[],
+    bytesOf: (path: string) => Buffer,
+    parallel: number,
+    options: { stop?: () => boolean; onDone?: (path: string, status: number) => void } = {},
+  ): Promise<Map<string, number | Error>> {
+    const results = new Map<string, number | Error>();
+    let next = 0;
+    const worker = async () => {
+      while (next < entries.length && !options.stop?.()) {
+        const entry = entries[next++]!;
+        const bytes = bytesOf(entry.path);
+        try {
+          const res = await this.put(entry, bytes, bytes.length);
+          results.set(entry.path, res.status);
+          options.onDone?.(entry.path, res.status);
+        } catch (err) {
+          results.set(entry.path, err as Error);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(parallel, entries.length) }, worker));
+    return results;
+  }
+
+  /** GET a path of a site through the site host `<slug>.localhost:<port>`. */
+  site(slug: string, path: string): Promise<HttpResult> {
+    const port = new URL(this.base).port;
+    return this.raw('GET', `${this.base}${path}`, { host: `${slug}.localhost:${port}` });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,368 @@
+// `npm run bench:publish`: publish throughput and upload memory against DESIGN.md "Performance targets".
+// (1) 1000 files / 50 MB with 16 parallel uploads, create -> uploads -> finalize, a fresh site per round;
+// (2) re-publish of that site with one changed file (hashes given: one upload) -> finalize;
+// (3) server RSS growth while one 200 MB file streams in. Prints a table, writes bench/out/publish.json.
+
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client, type LocalFile, manifestOf, sha256 } from './lib/client.js';
+import { freePort, preferredMode, REPO_ROOT, type Service, signIn, startService } from './lib/service.js';
+
+const ROUNDS = 5;
+const FILES = 1000;
+const TOTAL_BYTES = 50 * 1024 * 1024;
+const PARALLEL = 16;
+const BIG_FILE_BYTES = 200 * 1024 * 1024;
+const BIG_CHUNK_BYTES = 64 * 1024;
+const RSS_SAMPLE_MS = 20;
+const MB = 1024 * 1024;
+const CLOCK_TICKS_PER_S = 100;
+
+const TARGETS = { publishS: 3, republishS: 0.5, rssGrowthMB: 64 };
+
+interface Stats {
+  median: number;
+  min: number;
+  max: number;
+}
+
+const stats = (xs: number[]): Stats => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { median, min: s[0]!, max: s[s.length - 1]! };
+};
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+/** 1000 random files whose sizes vary from ~10 KB to ~90 KB and add up to exactly 50 MB. */
+function makeSite(round: number): LocalFile[] {
+  const weights = Array.from({ length: FILES }, () => 0.2 + Math.random() * 1.6);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const sizes = weights.map((w) => Math.max(1, Math.floor((w / sum) * TOTAL_BYTES)));
+  sizes[0]! += TOTAL_BYTES - sizes.reduce((a, b) => a + b, 0);
+  return sizes.map((size, i) => {
+    const bytes = randomBytes(size);
+    const path = i === 0 ? 'index.html' : `r${round}/dir-${i % 20}/file-${i}.bin`;
+    const contentType = i === 0 ? 'text/html; charset=utf-8' : 'application/octet-stream';
+    return { path, size, contentType, hash: sha256(bytes), bytes };
+  });
+}
+
+/** Deterministic pseudo-random bytes (AES-CTR keystream), produced chunk by chunk, never held whole. */
+async function* bigBody(seed: Buffer, size: number): AsyncGenerator<Buffer> {
+  const cipher = createCipheriv('aes-128-ctr', seed, Buffer.alloc(16));
+  const zeros = Buffer.alloc(BIG_CHUNK_BYTES);
+  for (let sent = 0; sent < size; sent += BIG_CHUNK_BYTES) {
+    const n = Math.min(BIG_CHUNK_BYTES, size - sent);
+    yield cipher.update(n === BIG_CHUNK_BYTES ? zeros : zeros.subarray(0, n));
+  }
+}
+
+function rssBytes(pid: number): number {
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]) * 1024;
+}
+
+/** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+}
+
+interface PublishRound {
+  totalS: number;
+  createS: number;
+  uploadsS: number;
+  finalizeS: number;
+  putP50Ms: number;
+  putP99Ms: number;
+  /** CPU the server process spent during the uploads, per upload request. */
+  serverCpuPerPutMs: number;
+  /** CPU of this (client) process during the uploads, per upload request. */
+  clientCpuPerPutMs: number;
+}
+
+interface RepublishRound {
+  totalS: number;
+  updateS: number;
+  uploadS: number;
+  finalizeS: number;
+}
+
+async function publishRound(
+  client: Client,
+  pid: number,
+  files: LocalFile[],
+): Promise<{ slug: string; round: PublishRound }> {
+  const bytes = new Map(files.map((f) => [f.path, f.bytes]));
+  const putMs: number[] = [];
+  const t0 = performance.now();
+  const pub = await client.create(manifestOf(files));
+  const t1 = performance.now();
+  const serverCpu0 = cpuSeconds(pid);
+  const clientCpu0 = process.cpuUsage();
+  const starts = new Map<string, number>();
+  const results = await client.uploadAll(
+    pub.upload.uploads,
+    (p) => {
+      starts.set(p, performance.now());
+      return bytes.get(p)!;
+    },
+    PARALLEL,
+    { onDone: (p) => putMs.push(performance.now() - starts.get(p)!) },
+  );
+  const t2 = performance.now();
+  const serverCpuS = cpuSeconds(pid) - serverCpu0;
+  const clientCpu = process.cpuUsage(clientCpu0);
+  const puts = pub.upload.uploads.length;
+  for (const [path, status] of results)
+    if (status !== 200) throw new Error(`upload of ${path}: ${String(status)}`);
+  const fin = await client.finalize(pub.slug, pub.upload.versionId);
+  const t3 = performance.now();
+  if (fin.status !== 200) throw new Error(`finalize answered ${fin.status}: ${fin.text}`);
+  return {
+    slug: pub.slug,
+    round: {
+      totalS: (t3 - t0) / 1000,
+      createS: (t1 - t0) / 1000,
+      uploadsS: (t2 - t1) / 1000,
+      finalizeS: (t3 - t2) / 1000,
+      putP50Ms: percentile(putMs, 50),
+      putP99Ms: percentile(putMs, 99),
+      serverCpuPerPutMs: (serverCpuS * 1000) / puts,
+      clientCpuPerPutMs: (clientCpu.user + clientCpu.system) / 1000 / puts,
+    },
+  };
+}
+
+async function republishRound(client: Client, slug: string, files: LocalFile[]): Promise<RepublishRound> {
+  const i = 1 + Math.floor(Math.random() * (files.length - 1));
+  const old = files[i]!;
+  const bytes = randomBytes(old.size);
+  const changed = [...files];
+  changed[i] = { ...old, hash: sha256(bytes), bytes };
+  const t0 = performance.now();
+  const pub = await client.update(slug, manifestOf(changed));
+  const t1 = performance.now();
+  if (pub.upload.uploads.length !== 1)
+    throw new Error(`update asked for ${pub.upload.uploads.length} uploads, not 1`);
+  const put = await client.put(pub.upload.uploads[0]!, bytes, bytes.length);
+  const t2 = performance.now();
+  if (put.status !== 200) throw new Error(`upload answered ${put.status}: ${put.text}`);
+  const fin = await client.finalize(slug, pub.upload.versionId);
+  const t3 = performance.now();
+  if (fin.status !== 200) throw new Error(`finalize answered ${fin.status}: ${fin.text}`);
+  return {
+    totalS: (t3 - t0) / 1000,
+    updateS: (t1 - t0) / 1000,
+    uploadS: (t2 - t1) / 1000,
+    finalizeS: (t3 - t2) / 1000,
+  };
+}
+
+async function bigUpload(client: Client, pid: number) {
+  const seed = randomBytes(16);
+  const hasher = createHash('sha256');
+  for await (const chunk of bigBody(seed, BIG_FILE_BYTES)) hasher.update(chunk);
+  const hash = hasher.digest('hex');
+  const pub = await client.create([
+    { path: 'big.bin', size: BIG_FILE_BYTES, contentType: 'application/octet-stream', hash },
+  ]);
+
+  // Baseline: the idle server just before the upload.
+  const before: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    before.push(rssBytes(pid));
+    await new Promise((r) => setTimeout(r, RSS_SAMPLE_MS));
+  }
+  const baseline = stats(before).median;
+  const samples: number[] = [];
+  const timer = setInterval(() => samples.push(rssBytes(pid)), RSS_SAMPLE_MS);
+  const t0 = performance.now();
+  const put = await client.put(pub.upload.uploads[0]!, bigBody(seed, BIG_FILE_BYTES), BIG_FILE_BYTES);
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(timer);
+  samples.push(rssBytes(pid));
+  if (put.status !== 200) throw new Error(`200 MB upload answered ${put.status}: ${put.text}`);
+  const fin = await client.finalize(pub.slug, pub.upload.versionId);
+  if (fin.status !== 200) throw new Error(`finalize answered ${fin.status}: ${fin.text}`);
+  const peak = Math.max(...samples);
+  return {
+    baselineMB: baseline / MB,
+    peakMB: peak / MB,
+    growthMB: (peak - baseline) / MB,
+    samples: samples.length,
+    seconds,
+    throughputMBps: BIG_FILE_BYTES / MB / seconds,
+  };
+}
+
+const fmt = (n: number, digits = 3) => n.toFixed(digits);
+
+async function main(): Promise<void> {
+  const mode = preferredMode();
+  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-bench-publish-'));
+  let svc: Service | undefined;
+  let client: Client | undefined;
+  const cleanup = async () => {
+    client?.close();
+    await svc?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  const onSignal = () => {
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    svc = await startService({
+      dataDir,
+      port: await freePort(),
+      mode,
+      // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops.
+      nodeArgs: process.env.BENCH_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+        : [],
+      env: {
+        PLAN_FREE_MAX_FILE_SIZE_BYTES: String(1024 * MB),
+        PLAN_FREE_MAX_STORAGE_BYTES: String(100 * 1024 * MB),
+        PLAN_FREE_MAX_SITES: '100000',
+      },
+    });
+    const key = await signIn(svc.url, dataDir, 'bench@example.com');
+    client = new Client(svc.url, key);
+    const loadBefore = loadavg()[0]!;
+    process.stderr.write(
+      `service: ${mode} (pid ${svc.pid}), DATA_DIR ${dataDir}, load ${fmt(loadBefore, 2)}\n`,
+    );
+    if (loadBefore > cpus().length / 2) {
+      process.stderr.write(
+        'warning: the machine is busy; client and server share its cores, figures will be noisy\n',
+      );
+    }
+
+    // Warm-up: one small publish so JIT and first-use costs stay out of the figures.
+    const warm = makeSite(-1).slice(0, 50);
+    await publishRound(client, svc.pid, warm);
+
+    const publishes: PublishRound[] = [];
+    const republishes: RepublishRound[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const files = makeSite(r);
+      const { slug, round } = await publishRound(client, svc.pid, files);
+      publishes.push(round);
+      republishes.push(await republishRound(client, slug, files));
+      process.stderr.write(
+        `round ${r + 1}: publish ${fmt(round.totalS)} s, re-publish ${fmt(republishes[r]!.totalS)} s\n`,
+      );
+    }
+    const memory = await bigUpload(client, svc.pid);
+
+    const publish = stats(publishes.map((p) => p.totalS));
+    const republish = stats(republishes.map((p) => p.totalS));
+    const rows: Array<[string, string, string, string, string, string]> = [
+      ['what', 'median', 'min', 'max', 'target', 'ok'],
+      [
+        'publish 1000 files / 50 MB, 16 parallel (s)',
+        fmt(publish.median),
+        fmt(publish.min),
+        fmt(publish.max),
+        `<= ${TARGETS.publishS}`,
+        publish.median <= TARGETS.publishS ? 'yes' : 'NO',
+      ],
+      ...(['createS', 'uploadsS', 'finalizeS'] as const).map(
+        (k): [string, string, string, string, string, string] => {
+          const s = stats(publishes.map((p) => p[k]));
+          return [`  ${k.replace(/S$/, '')} (s)`, fmt(s.median), fmt(s.min), fmt(s.max), '', ''];
+        },
+      ),
+      ...(
+        [
+          ['putP50Ms', '  one PUT, p50 latency (ms)'],
+          ['putP99Ms', '  one PUT, p99 latency (ms)'],
+          ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
+          ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
+        ] as const
+      ).map(([k, label]): [string, string, string, string, string, string] => {
+        const s = stats(publishes.map((p) => p[k]));
+        return [label, fmt(s.median, 2), fmt(s.min, 2), fmt(s.max, 2), '', ''];
+      }),
+      [
+        're-publish, one changed file (s)',
+        fmt(republish.median),
+        fmt(republish.min),
+        fmt(republish.max),
+        `<= ${TARGETS.republishS}`,
+        republish.median <= TARGETS.republishS ? 'yes' : 'NO',
+      ],
+      ...(['updateS', 'uploadS', 'finalizeS'] as const).map(
+        (k): [string, string, string, string, string, string] => {
+          const s = stats(republishes.map((p) => p[k]));
+          return [`  ${k.replace(/S$/, '')} (s)`, fmt(s.median), fmt(s.min), fmt(s.max), '', ''];
+        },
+      ),
+      [
+        `200 MB upload: RSS growth (MB; ${fmt(memory.throughputMBps, 0)} MB/s)`,
+        fmt(memory.growthMB, 1),
+        `base ${fmt(memory.baselineMB, 0)}`,
+        `peak ${fmt(memory.peakMB, 0)}`,
+        `< ${TARGETS.rssGrowthMB}`,
+        memory.growthMB < TARGETS.rssGrowthMB ? 'yes' : 'NO',
+      ],
+    ];
+    console.log(
+      `(service: ${mode}; load average ${fmt(loadBefore, 2)} -> ${fmt(loadavg()[0]!, 2)} on ${cpus().length} cores)`,
+    );
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+    for (const r of rows) {
+      console.log(
+        r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '),
+      );
+    }
+
+    const out = {
+      date: new Date().toISOString(),
+      node: process.version,
+      service: mode,
+      cpus: cpus().length,
+      loadAverage1m: { before: loadBefore, after: loadavg()[0]! },
+      rounds: ROUNDS,
+      publish: {
+        files: FILES,
+        totalBytes: TOTAL_BYTES,
+        parallel: PARALLEL,
+        ...publish,
+        targetS: TARGETS.publishS,
+        rounds: publishes,
+      },
+      republish: { ...republish, targetS: TARGETS.republishS, rounds: republishes },
+      bigUpload: {
+        bytes: BIG_FILE_BYTES,
+        sampleMs: RSS_SAMPLE_MS,
+        targetGrowthMB: TARGETS.rssGrowthMB,
+        ...memory,
+      },
+    };
+    await mkdir(join(REPO_ROOT, 'bench', 'out'), { recursive: true });
+    await writeFile(join(REPO_ROOT, 'bench', 'out', 'publish.json'), `${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    await cleanup();
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exitCode = 1;
+});
