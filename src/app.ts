@@ -9,6 +9,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
+import type { PublishDeps } from './core/publish.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { registerErrorHandling } from './http/errors.js';
@@ -18,18 +19,8 @@ import { opsRoutes } from './http/ops.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
-import type { PublishDeps } from './core/publish.js';
+import { hostnameOf } from './serve/resolve-host.js';
 import { createSiteServer } from './serve/site-server.js';
-
-/** Lowercase hostname of a Host header value, without port ('' when absent). */
-export function hostnameOf(hostHeader: string | undefined): string {
-  if (!hostHeader) return '';
-  let host = hostHeader.toLowerCase();
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  const colon = host.lastIndexOf(':');
-  if (colon !== -1) host = host.slice(0, colon);
-  return host.endsWith('.') ? host.slice(0, -1) : host;
-}
 
 export type HostTarget = 'api' | 'site';
 
@@ -37,8 +28,13 @@ export type HostTarget = 'api' | 'site';
 export function hostTarget(hostname: string, baseHost: string): HostTarget {
   if (hostname === baseHost) return 'api';
   // No Host, or an IP literal: nothing a site or custom domain can be, so the API answers
-  // (lets health checks and clients reach http://127.0.0.1:PORT/api/... directly).
-  if (hostname === '' || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0) return 'api';
+  // (lets health checks and clients reach http://127.0.0.1:PORT/api/... directly). Site hosts end in
+  // a letter (a TLD or `localhost`), so the isIP check only runs for the rare candidates.
+  if (hostname === '') return 'api';
+  const last = hostname.charCodeAt(hostname.length - 1);
+  if (hostname.charCodeAt(0) === 91 /* [ */ || (last >= 48 && last <= 57) /* digit */) {
+    if (isIP(hostname.replace(/^\[|\]$/g, '')) !== 0) return 'api';
+  }
   return 'site';
 }
 
@@ -59,8 +55,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     serverFactory: (handler) =>
       createServer((req: IncomingMessage, res: ServerResponse) => {
-        if (hostTarget(hostnameOf(req.headers.host), baseHost) === 'api') handler(req, res);
-        else siteServer.handle(req, res);
+        const hostname = hostnameOf(req.headers.host);
+        if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
+        else siteServer.handle(req, res, hostname);
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 

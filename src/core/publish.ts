@@ -2,8 +2,13 @@
 // version with one-time upload addresses; finalize makes it current in one transaction.
 
 import type { Config } from '../config.js';
-import { parseHeaders } from '../serve/rules/headers.js';
-import { parseRedirects } from '../serve/rules/redirects.js';
+import {
+  checkServeFiles,
+  HEADERS_FILE,
+  oversizedServeFileWarning,
+  REDIRECTS_FILE,
+  SERVE_FILE_MAX_BYTES,
+} from '../serve/serve-files.js';
 import type { BlobStore } from '../store/blob/types.js';
 import { type Db, isUniqueViolation } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
@@ -44,9 +49,6 @@ import { UPLOAD_URL_TTL_S, uploadUrl } from './upload-token.js';
 
 export const ANONYMOUS_TTL_MS = 24 * 3_600_000;
 const SLUG_ATTEMPTS = 8;
-/** Files whose text configures serving; checked at finalize (bad lines become warnings). */
-const SERVE_CONFIG_FILES = ['_redirects', '_headers'] as const;
-const MAX_SERVE_CONFIG_BYTES = 1024 * 1024;
 
 export interface PublishDeps {
   db: Db;
@@ -417,19 +419,15 @@ export async function finalizeSite(
   return result(warnings);
 }
 
-/** Parses `_redirects` and `_headers` at the root of the version and returns their warnings. */
+/** Warnings for bad lines of the version's root `_redirects` and `_headers` (the rules the site server applies). */
 async function serveConfigWarnings(blobs: BlobStore, files: VersionFileRow[]): Promise<string[]> {
   const warnings: string[] = [];
-  for (const name of SERVE_CONFIG_FILES) {
-    const file = files.find((f) => f.path === name);
-    if (!file?.hash) continue;
-    if (file.size > MAX_SERVE_CONFIG_BYTES) {
-      warnings.push(`${name}: larger than ${formatBytes(MAX_SERVE_CONFIG_BYTES)}; ignored`);
-      continue;
-    }
-    const text = (await blobs.read(file.hash)).toString('utf8');
-    const parsed = name === '_redirects' ? parseRedirects(text) : parseHeaders(text);
-    warnings.push(...parsed.warnings.map((w) => `${name}: ${w}`));
+  const texts: Array<{ path: string; text: string }> = [];
+  for (const f of files) {
+    if ((f.path !== REDIRECTS_FILE && f.path !== HEADERS_FILE) || f.hash === null) continue;
+    // An oversized file is reported without reading it.
+    if (f.size > SERVE_FILE_MAX_BYTES) warnings.push(oversizedServeFileWarning(f.path));
+    else texts.push({ path: f.path, text: (await blobs.read(f.hash)).toString('utf8') });
   }
-  return warnings;
+  return [...warnings, ...checkServeFiles(texts)];
 }

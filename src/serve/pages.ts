@@ -1,17 +1,96 @@
-// Built-in HTML pages of the site server (404, 410, ...), small and dependency-free.
+// Built-in HTML pages of the site server (404, 410, 405, password form, ...), small and dependency-free.
+
+import type { OutgoingHttpHeaders } from 'node:http';
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function page(title: string, message: string): string {
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:12vh auto;padding:0 1rem;color:#222}' +
+  'h1{font-size:1.5rem}.error{color:#b00020}input,button{font:inherit;padding:.4rem .6rem}' +
+  'label{display:block;margin:.5rem 0 .25rem}';
+
+/** A complete HTML document; `bodyHtml` and `headHtml` must already be escaped. */
+export function htmlDocument(title: string, bodyHtml: string, headHtml = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:15vh auto;padding:0 1rem;color:#222}h1{font-size:1.5rem}</style>
-</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>
+<title>${escapeHtml(title)}</title>${headHtml}
+<style>${STYLE}</style>
+</head><body>${bodyHtml}</body></html>
 `;
+}
+
+function page(title: string, message: string): string {
+  return htmlDocument(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
 }
 
 export const notFoundPage = () => page('404 — Not found', 'There is no site or file at this address.');
 export const gonePage = () => page('410 — Gone', 'This site has expired.');
+
+/** A fixed page with its status and precomputed headers: answering costs no allocation. */
+export interface BuiltinPage {
+  readonly status: number;
+  readonly headers: OutgoingHttpHeaders;
+  readonly body: Buffer;
+}
+
+export const HTML_TYPE = 'text/html; charset=utf-8';
+
+/** Headers of a generated HTML response (built-in pages are never stored by caches). */
+export function htmlHeaders(body: Buffer, cacheControl = 'no-store'): OutgoingHttpHeaders {
+  return {
+    'Content-Type': HTML_TYPE,
+    'Content-Length': String(body.length),
+    'Cache-Control': cacheControl,
+    'X-Content-Type-Options': 'nosniff',
+  };
+}
+
+function builtin(status: number, html: string, extra: OutgoingHttpHeaders = {}): BuiltinPage {
+  const body = Buffer.from(html);
+  return { status, headers: { ...htmlHeaders(body), ...extra }, body };
+}
+
+export const NOT_FOUND = builtin(404, notFoundPage());
+export const GONE = builtin(410, gonePage());
+export const BAD_REQUEST = builtin(400, page('400 — Bad request', 'This address is not a valid path.'));
+/** RFC 9110 §15.5.6: a 405 lists the methods the resource supports in Allow. */
+export const METHOD_NOT_ALLOWED = builtin(
+  405,
+  page('405 — Method not allowed', 'Sites answer GET and HEAD only.'),
+  { Allow: 'GET, HEAD' },
+);
+export const UNSUPPORTED_FORM = builtin(
+  415,
+  page('415 — Unsupported media type', 'Send the password form as application/x-www-form-urlencoded.'),
+);
+export const FORM_TOO_LARGE = builtin(
+  413,
+  page('413 — Content too large', 'The password form is too large.'),
+  // The rest of the body is not read: close the connection instead of draining it (RFC 9110 §15.5.14).
+  { Connection: 'close' },
+);
+export const SERVER_ERROR = builtin(500, page('500 — Server error', 'Something went wrong; try again.'));
+
+/** The password form of a protected site; the form posts back to the same address (see password-gate.ts). */
+export function passwordFormPage(message: string | null): string {
+  const error = message === null ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>`;
+  return htmlDocument(
+    'Password required',
+    '<h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>' +
+      error +
+      '<form method="post"><label for="password">Password</label>' +
+      '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
+      '<button type="submit">Continue</button></form>',
+    '<meta name="robots" content="noindex">',
+  );
+}
+
+export function tooManyAttemptsPage(retryAfterS: number): string {
+  const minutes = Math.max(1, Math.ceil(retryAfterS / 60));
+  return page(
+    '429 — Too many attempts',
+    `Too many wrong passwords from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+  );
+}

@@ -1,28 +1,726 @@
 // The site server: answers every request whose Host is not the API host (sites, handles, custom
-// domains). This is the hot path; it runs in front of Fastify, on node:http directly.
+// domains). This is the hot path; it runs in front of Fastify, on node:http directly. Once warm, a
+// request is Map lookups (host -> site -> file -> bytes) and one writeHead with a precomputed header
+// object: no database query, no file-system call, no framework.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
+import { Counter, Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
+import { verifyPassword } from '../core/password.js';
 import type { Metrics } from '../http/metrics.js';
-import { notFoundPage } from './pages.js';
+import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
+import {
+  type FileEntry,
+  mergeHeaders,
+  type Representation,
+  redirectFor,
+  type VersionManifest,
+} from './manifest.js';
+import {
+  BAD_REQUEST,
+  type BuiltinPage,
+  FORM_TOO_LARGE,
+  GONE,
+  htmlHeaders,
+  METHOD_NOT_ALLOWED,
+  NOT_FOUND,
+  passwordFormPage,
+  SERVER_ERROR,
+  tooManyAttemptsPage,
+  UNSUPPORTED_FORM,
+} from './pages.js';
+import {
+  cookieValue,
+  countPasswordAttempt,
+  PASSWORD_SESSION_TTL_MS,
+  passwordCookieName,
+  readPasswordForm,
+  returnLocation,
+  sessionCookie,
+  signSession,
+  verifySession,
+} from './password-gate.js';
+import { type HostRoute, hostnameOf, mountFor, resolveSiteForHost, type SiteMount } from './resolve-host.js';
+import { ifRangeMatches, isNotModified } from './rules/conditional.js';
+import { pickEncoding } from './rules/encoding.js';
+import { headersFor } from './rules/headers.js';
+import { decodeRequestPath, resolveCandidate } from './rules/paths.js';
+import { parseRange } from './rules/range.js';
+import {
+  encodeSitePath,
+  folderIndexOf,
+  type PageMeta,
+  renderListingPage,
+  renderViewerPage,
+} from './viewer.js';
 
 export interface SiteServer {
-  handle(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Answers one request. `hostname` (lowercase, no port, as app.ts's hostnameOf computes it) may be passed
+   * by a caller that already has it, saving the work of normalising the Host header twice.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, hostname?: string): void;
+  /** Stops listening to change events. */
   close(): void;
 }
 
-export function createSiteServer(_ctx: AppContext, _metrics: Metrics): SiteServer {
+/** Large compressible files are compressed in the background; until then they are sent uncompressed. */
+const COMPRESS_INLINE_MAX_BYTES = 1024 * 1024;
+/** Generated pages (viewer, listing) revalidate like HTML files. */
+const PAGE_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
+/** The same for protected sites: browsers may keep them, shared caches may not (RFC 9111 §5.2.2.7). */
+const PRIVATE_PAGE_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
+/** RFC 9110 §11.6.1: a 401 carries a challenge; this scheme makes browsers render the form, not a dialog. */
+const PASSWORD_CHALLENGE = 'Form realm="site"';
+
+/** Where a request landed inside a site (the pieces every later step needs). */
+interface SiteRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly head: boolean;
+  readonly state: SiteState;
+  readonly manifest: VersionManifest;
+  readonly mount: SiteMount;
+  /** Path below the mount, still percent-encoded, without query. */
+  readonly sitePath: string;
+  /** `?...` of the request, or ''. */
+  readonly query: string;
+  /** Password-protected: responses are private to the browser (RFC 9111 §5.2.2.7). */
+  readonly protected: boolean;
+}
+
+export function createSiteServer(ctx: AppContext, metrics: Metrics): SiteServer {
+  const catalog = new SiteCatalog({
+    db: ctx.db,
+    blobs: ctx.blobs,
+    logger: ctx.logger,
+    clock: ctx.clock,
+    cacheBytes: ctx.config.serveCacheBytes,
+    resolveHost: (hostname) => resolveSiteForHost(ctx.db, ctx.config.siteHost, hostname),
+  });
+  const unsubscribe = ctx.changes.subscribe((change) => catalog.invalidate(change));
+  const server = new SiteRequestHandler(ctx, catalog);
+  registerSiteMetrics(metrics, catalog, server.responses);
   return {
-    handle(req, res) {
-      const body = notFoundPage();
-      res.writeHead(404, {
-        'Content-Type': 'text/html; charset=utf-8',
-        'Content-Length': Buffer.byteLength(body),
-        'Cache-Control': 'no-store',
+    handle: (req, res, hostname) => server.handle(req, res, hostname),
+    close: unsubscribe,
+  };
+}
+
+/** Site responses by status and cache memory, read at scrape time (no per-request prom-client work). */
+function registerSiteMetrics(metrics: Metrics, catalog: SiteCatalog, responses: Float64Array): void {
+  const reported = new Float64Array(responses.length);
+  new Counter({
+    name: 'slipway_site_responses_total',
+    help: 'Responses of the site server by status',
+    labelNames: ['status'],
+    registers: [metrics.registry],
+    collect() {
+      for (let status = 100; status < responses.length; status++) {
+        const delta = responses[status]! - reported[status]!;
+        if (delta > 0) this.inc({ status: String(status) }, delta);
+        reported[status] = responses[status]!;
+      }
+    },
+  });
+  new Gauge({
+    name: 'slipway_site_cache_bytes',
+    help: 'Memory held by the site server caches (bounded by SERVE_CACHE_MB)',
+    labelNames: ['cache'],
+    registers: [metrics.registry],
+    collect() {
+      const s = catalog.stats();
+      this.set({ cache: 'hosts' }, s.hosts);
+      this.set({ cache: 'sites' }, s.sites);
+      this.set({ cache: 'bodies' }, s.bodies);
+      this.set({ cache: 'limit' }, s.limit);
+    },
+  });
+}
+
+class SiteRequestHandler {
+  /** Responses by status code, exported by registerSiteMetrics. */
+  readonly responses = new Float64Array(600);
+  private readonly privateReps = new WeakMap<Representation, Representation>();
+  private readonly privateHeaders = new WeakMap<OutgoingHttpHeaders, OutgoingHttpHeaders>();
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly catalog: SiteCatalog,
+  ) {}
+
+  handle(req: IncomingMessage, res: ServerResponse, knownHostname: string | undefined): void {
+    try {
+      const method = req.method;
+      if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
+        this.sendPage(req, res, METHOD_NOT_ALLOWED);
+        return;
+      }
+      const hostname = knownHostname ?? hostnameOf(req.headers.host);
+      const route = this.catalog.hostNow(hostname);
+      if (route === undefined) {
+        this.after(req, res, this.catalog.loadHost(hostname), (loaded) => this.serveHost(req, res, loaded));
+        return;
+      }
+      this.serveHost(req, res, route);
+    } catch (err) {
+      this.fail(req, res, err);
+    }
+  }
+
+  private serveHost(req: IncomingMessage, res: ServerResponse, route: HostRoute | null): void {
+    if (route === null) {
+      this.sendPage(req, res, NOT_FOUND);
+      return;
+    }
+    let url = req.url ?? '/';
+    if (url.charCodeAt(0) !== 0x2f) {
+      // RFC 9112 §3.2.2: absolute-form targets (sent to proxies) carry the path after the authority.
+      const parsed = URL.canParse(url) ? new URL(url) : null;
+      if (parsed === null) {
+        this.sendPage(req, res, BAD_REQUEST);
+        return;
+      }
+      url = parsed.pathname + parsed.search;
+    }
+    const q = url.indexOf('?');
+    const rawPath = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q);
+
+    const only = route.mounts[0];
+    let mount: SiteMount;
+    let sitePath: string;
+    if (route.mounts.length === 1 && only !== undefined && only.basePath === '') {
+      mount = only;
+      sitePath = rawPath;
+    } else {
+      const found = mountFor(route, rawPath);
+      if (found === null) {
+        this.sendPage(req, res, NOT_FOUND);
+        return;
+      }
+      mount = found.mount;
+      sitePath = found.sitePath;
+    }
+
+    const state = this.catalog.siteNow(mount.slug);
+    if (state === undefined) {
+      this.after(req, res, this.catalog.loadSite(mount.slug), (loaded) =>
+        this.serveSite(req, res, loaded, mount, sitePath, query),
+      );
+      return;
+    }
+    this.serveSite(req, res, state, mount, sitePath, query);
+  }
+
+  private serveSite(
+    req: IncomingMessage,
+    res: ServerResponse,
+    state: SiteState,
+    mount: SiteMount,
+    sitePath: string,
+    query: string,
+  ): void {
+    const record = state.record;
+    if (record === null || record.deleted) {
+      this.sendPage(req, res, NOT_FOUND);
+      return;
+    }
+    // Expiry needs no event: the record carries the instant and every request compares it.
+    if (record.expiresAt !== null && record.expiresAt <= this.ctx.clock.now()) {
+      this.sendPage(req, res, GONE);
+      return;
+    }
+    const manifest = state.manifest;
+    if (manifest === null) {
+      this.sendPage(req, res, NOT_FOUND); // never finalized: nothing is live yet
+      return;
+    }
+    const isProtected = record.passwordHash !== null;
+    if (isProtected) {
+      if (req.method === 'POST') {
+        this.after(req, res, this.submitPassword(req, res, state), () => {});
+        return;
+      }
+      if (!this.hasSession(req, state)) {
+        this.sendPasswordForm(req, res, 401, null);
+        return;
+      }
+    } else if (req.method === 'POST') {
+      this.sendPage(req, res, METHOD_NOT_ALLOWED);
+      return;
+    }
+    if (sitePath === '') {
+      this.redirect(res, 301, `${mount.basePath}/${query}`);
+      return;
+    }
+    const sr: SiteRequest = {
+      req,
+      res,
+      head: req.method === 'HEAD',
+      state,
+      manifest,
+      mount,
+      sitePath,
+      query,
+      protected: isProtected,
+    };
+    this.route(sr);
+  }
+
+  // ---- routing (CONTRACT "Serving") ---------------------------------------------------------------
+
+  private route(sr: SiteRequest): void {
+    const { manifest, sitePath } = sr;
+    const decoded = decodeRequestPath(sitePath);
+    if (decoded === null) {
+      this.sendPage(sr.req, sr.res, BAD_REQUEST); // traversal, encoded separators, bad escapes
+      return;
+    }
+    const files = manifest.files;
+    // `/` and exact file names are the common cases; both are the first candidate of candidatePaths.
+    let entry = decoded === '' ? files.get('index.html') : files.get(decoded);
+    let folderLocation: string | null = null;
+    if (entry === undefined && decoded !== '') {
+      const found = resolveCandidate(decoded, (p) => files.has(p));
+      if (found?.kind === 'file') entry = files.get(found.path);
+      else if (found?.kind === 'redirect') folderLocation = found.location;
+    }
+
+    const rule = redirectFor(manifest, sitePath, entry !== undefined || folderLocation !== null);
+    if (rule !== null) {
+      if (!rule.rule.rewrite) {
+        const to = rule.location.charCodeAt(0) === 0x2f ? sr.mount.basePath + rule.location : rule.location;
+        this.redirect(sr.res, rule.status, to.includes('?') ? to : to + sr.query);
+        return;
+      }
+      const target = this.rewriteTarget(files, rule.location);
+      if (target === undefined) this.sendNotFound(sr);
+      else if (rule.status === 200) this.serveFile(sr, target);
+      else this.sendEntryAs404(sr, target);
+      return;
+    }
+    if (entry !== undefined) {
+      this.serveFile(sr, entry);
+      return;
+    }
+    if (folderLocation !== null) {
+      this.redirect(sr.res, 301, sr.mount.basePath + folderLocation + sr.query);
+      return;
+    }
+    if (!manifest.hasRootIndex && this.serveGeneratedPage(sr, decoded)) return;
+    this.sendNotFound(sr);
+  }
+
+  /** The file a 200/404 rewrite serves: its `to` path resolved like a request path (no redirects). */
+  private rewriteTarget(files: ReadonlyMap<string, FileEntry>, location: string): FileEntry | undefined {
+    let end = location.length;
+    for (const stop of ['?', '#']) {
+      const at = location.indexOf(stop);
+      if (at >= 0 && at < end) end = at;
+    }
+    const decoded = decodeRequestPath(location.slice(0, end));
+    if (decoded === null) return undefined;
+    if (decoded === '' || decoded.endsWith('/')) return files.get(`${decoded}index.html`);
+    return files.get(decoded) ?? files.get(`${decoded}.html`) ?? files.get(`${decoded}/index.html`);
+  }
+
+  /** Viewer (one-file site, at `/`) or directory listing for sites without index.html. */
+  private serveGeneratedPage(sr: SiteRequest, decoded: string): boolean {
+    const { manifest } = sr;
+    if (decoded === '' && manifest.soleFile !== null) {
+      const file = manifest.soleFile;
+      const src = `${sr.mount.basePath}/${encodeSitePath(file.path)}`;
+      const meta = this.pageMeta(sr, file.path, file.contentType.startsWith('image/') ? src : null);
+      this.sendHtml(sr, renderViewerPage(meta, file, src));
+      return true;
+    }
+    const index = folderIndexOf(manifest);
+    if (decoded === '' || decoded.endsWith('/')) {
+      const listing = index.get(decoded);
+      if (listing === undefined || manifest.files.has(`${decoded}index.html`)) return false;
+      this.sendHtml(
+        sr,
+        renderListingPage(
+          this.pageMeta(sr, sr.state.record!.slug, null),
+          decoded,
+          listing,
+          sr.mount.basePath,
+        ),
+      );
+      return true;
+    }
+    if (index.has(`${decoded}/`)) {
+      // A folder named without its slash: list it under the slash URL so relative links work.
+      this.redirect(sr.res, 301, `${sr.mount.basePath}/${encodeSitePath(decoded)}/${sr.query}`);
+      return true;
+    }
+    return false;
+  }
+
+  /** Title, description and Open Graph URLs of a generated page, from the site's metadata. */
+  private pageMeta(sr: SiteRequest, fallbackTitle: string, fallbackImage: string | null): PageMeta {
+    const record = sr.state.record!;
+    const origin = this.originOf(sr);
+    const title = record.title ?? fallbackTitle;
+    const description = record.description ?? `${title}, shared with Slipway.`;
+    const imagePath =
+      record.ogImagePath !== null
+        ? `${sr.mount.basePath}/${encodeSitePath(record.ogImagePath)}`
+        : fallbackImage;
+    return {
+      title,
+      description,
+      url: origin + sr.mount.basePath + sr.sitePath,
+      image: imagePath === null ? null : origin + imagePath,
+    };
+  }
+
+  /** `scheme://host[:port]` of the request (its Host resolved to this site, so it is one of its origins). */
+  private originOf(sr: SiteRequest): string {
+    const host = (sr.req.headers.host ?? '').toLowerCase();
+    const safe = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)
+      ? host
+      : `${sr.state.record!.slug}.${this.ctx.config.siteDomain}`;
+    return `${this.ctx.config.scheme}://${safe}`;
+  }
+
+  // ---- files (RFC 9110 §13 conditionals, §14 ranges, §8.4 content codings) ----------------------
+
+  private serveFile(sr: SiteRequest, entry: FileEntry): void {
+    const { req } = sr;
+    const headers = req.headers;
+    // §14.2: Range is defined for GET only; it applies to the identity representation only.
+    let range: { start: number; end: number } | null = null;
+    let unsatisfiable = false;
+    const rangeHeader = headers.range;
+    if (rangeHeader !== undefined && !sr.head) {
+      const parsed = parseRange(rangeHeader, entry.size);
+      if (
+        parsed.kind !== 'none' &&
+        ifRangeMatches(headers['if-range'] as string | undefined, entry.identity.etag, entry.lastModifiedMs)
+      ) {
+        if (parsed.kind === 'range') range = parsed;
+        else unsatisfiable = true;
+      }
+    }
+
+    let rep = entry.identity;
+    if (entry.compressible && range === null && !unsatisfiable) {
+      const encoding = pickEncoding(headers['accept-encoding']);
+      if (encoding !== null) {
+        const variant = entry[encoding];
+        if (variant === undefined) {
+          const pending = this.catalog.prepareVariant(entry, encoding);
+          if (entry.size <= COMPRESS_INLINE_MAX_BYTES) {
+            this.after(req, sr.res, pending, () => this.serveFile(sr, entry));
+            return;
+          }
+          pending.catch((err) => this.ctx.logger.error({ err, hash: entry.hash }, 'compression failed'));
+        } else if (variant !== null) {
+          rep = variant;
+        }
+      }
+    }
+    if (sr.manifest.headerRules.length !== 0) rep = this.withCustomHeaders(sr, entry, rep);
+    if (sr.protected) rep = this.privateRep(rep);
+
+    // §13.2.2: If-None-Match (else If-Modified-Since) is evaluated before Range.
+    if (isNotModified(headers, rep.etag, entry.lastModifiedMs)) {
+      this.writeHead(sr.res, 304, rep.notModified);
+      sr.res.end();
+      return;
+    }
+    if (unsatisfiable) {
+      // §15.5.17: 416 with the current length in Content-Range.
+      this.writeHead(sr.res, 416, {
+        'Content-Range': `bytes */${entry.size}`,
+        'Content-Length': '0',
+        'Accept-Ranges': 'bytes',
         'X-Content-Type-Options': 'nosniff',
       });
-      res.end(req.method === 'HEAD' ? undefined : body);
-    },
-    close() {},
-  };
+      sr.res.end();
+      return;
+    }
+    if (range !== null) {
+      const partial: OutgoingHttpHeaders = {
+        ...rep.ok,
+        'Content-Range': `bytes ${range.start}-${range.end}/${entry.size}`,
+        'Content-Length': String(range.end - range.start + 1),
+      };
+      this.sendBytes(sr, entry, rep, 206, partial, range.start, range.end);
+      return;
+    }
+    this.sendBytes(sr, entry, rep, 200, rep.ok, 0, rep.size - 1);
+  }
+
+  /** Writes `rep`'s bytes `start..end` (inclusive) from memory, after loading them, or as a stream. */
+  private sendBytes(
+    sr: SiteRequest,
+    entry: FileEntry,
+    rep: Representation,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    start: number,
+    end: number,
+  ): void {
+    const { res } = sr;
+    if (sr.head) {
+      this.writeHead(res, status, headers);
+      res.end();
+      return;
+    }
+    const body = this.catalog.bodyNow(rep);
+    if (body !== undefined) {
+      this.writeHead(res, status, headers);
+      res.end(start === 0 && end === body.length - 1 ? body : body.subarray(start, end + 1));
+      return;
+    }
+    if (rep.encoding === null && entry.size > this.catalog.maxMemoryBodyBytes) {
+      this.streamBlob(sr, entry, status, headers, start, end);
+      return;
+    }
+    this.after(sr.req, res, this.catalog.loadBody(entry, rep), (bytes) => {
+      this.writeHead(res, status, headers);
+      res.end(start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1));
+    });
+  }
+
+  /** Large files: piped from the blob store with backpressure; the store is closed if the client leaves. */
+  private streamBlob(
+    sr: SiteRequest,
+    entry: FileEntry,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    start: number,
+    end: number,
+  ): void {
+    const { req, res } = sr;
+    this.after(req, res, this.catalog.blobs.get(entry.hash, { start, end }), (stream) => {
+      if (res.destroyed) {
+        (stream as Readable).destroy(); // the client left while the store was opening the blob
+        return;
+      }
+      this.writeHead(res, status, headers);
+      pipeline(stream, res, (err) => {
+        if (err && !res.destroyed) this.ctx.logger.warn({ err, hash: entry.hash }, 'site file stream failed');
+      });
+    });
+  }
+
+  /** `_headers` for this request path, merged into the representation (memoised per file). */
+  private withCustomHeaders(sr: SiteRequest, entry: FileEntry, rep: Representation): Representation {
+    let custom = entry.custom;
+    if (custom === null || custom.path !== sr.sitePath) {
+      custom = {
+        path: sr.sitePath,
+        extra: headersFor(sr.manifest.headerRules, sr.sitePath),
+        byEncoding: new Map(),
+      };
+      entry.custom = custom;
+    }
+    if (custom.extra.length === 0) return rep;
+    let merged = custom.byEncoding.get(rep.encoding);
+    if (merged === undefined) {
+      merged = {
+        ...rep,
+        ok: mergeHeaders(rep.ok, custom.extra),
+        notModified: mergeHeaders(rep.notModified, custom.extra),
+      };
+      custom.byEncoding.set(rep.encoding, merged);
+    }
+    return merged;
+  }
+
+  /** The representation with `Cache-Control` made private: a protected site's files must not reach shared caches. */
+  private privateRep(rep: Representation): Representation {
+    let out = this.privateReps.get(rep);
+    if (out === undefined) {
+      out = { ...rep, ok: this.privateCache(rep.ok), notModified: this.privateCache(rep.notModified) };
+      this.privateReps.set(rep, out);
+    }
+    return out;
+  }
+
+  private privateCache(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+    let out = this.privateHeaders.get(headers);
+    if (out === undefined) {
+      out = mergeHeaders(headers, [['Cache-Control', privateCacheControl(headers)]]);
+      this.privateHeaders.set(headers, out);
+    }
+    return out;
+  }
+
+  // ---- errors and pages --------------------------------------------------------------------------
+
+  /** Missing file: the site's own 404.html with status 404, else the plain 404 page. */
+  private sendNotFound(sr: SiteRequest): void {
+    const page = sr.manifest.notFoundPage;
+    if (page === null) {
+      this.sendPage(sr.req, sr.res, NOT_FOUND);
+      return;
+    }
+    const headers = sr.protected ? this.privateCache(page.headers) : page.headers;
+    this.sendBytes(sr, page.entry, page.entry.identity, 404, headers, 0, page.entry.size - 1);
+  }
+
+  /** A `404` rewrite of `_redirects`: the target's content with status 404. */
+  private sendEntryAs404(sr: SiteRequest, entry: FileEntry): void {
+    const headers: OutgoingHttpHeaders = {
+      'Content-Type': entry.contentType,
+      'Content-Length': String(entry.size),
+      'Cache-Control': sr.protected ? PRIVATE_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL,
+      'X-Content-Type-Options': 'nosniff',
+    };
+    this.sendBytes(sr, entry, entry.identity, 404, headers, 0, entry.size - 1);
+  }
+
+  private sendHtml(sr: SiteRequest, html: string): void {
+    const body = Buffer.from(html);
+    const headers = htmlHeaders(body, sr.protected ? PRIVATE_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL);
+    this.writeHead(sr.res, 200, headers);
+    sr.res.end(sr.head ? undefined : body);
+  }
+
+  private sendPage(req: IncomingMessage, res: ServerResponse, page: BuiltinPage): void {
+    this.writeHead(res, page.status, page.headers);
+    res.end(req.method === 'HEAD' ? undefined : page.body);
+  }
+
+  private redirect(res: ServerResponse, status: number, location: string): void {
+    this.writeHead(res, status, {
+      Location: location,
+      'Content-Length': '0',
+      'Cache-Control': PAGE_CACHE_CONTROL,
+    });
+    res.end();
+  }
+
+  private writeHead(res: ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
+    this.responses[status]! += 1;
+    res.writeHead(status, headers);
+  }
+
+  /** Continues a request once `work` settles; a rejection or a throw in `next` answers 500. */
+  private after<T>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    work: Promise<T>,
+    next: (value: T) => void,
+  ): void {
+    work.then(next).catch((err: unknown) => this.fail(req, res, err));
+  }
+
+  private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    // The URL path and host only: never headers (cookies) or bodies (passwords).
+    this.ctx.logger.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
+    try {
+      if (res.headersSent) res.destroy();
+      else this.sendPage(req, res, SERVER_ERROR);
+    } catch {
+      res.destroy();
+    }
+  }
+
+  // ---- password gate ------------------------------------------------------------------------------
+
+  private hasSession(req: IncomingMessage, state: SiteState): boolean {
+    const record = state.record!;
+    const value = cookieValue(req.headers.cookie, passwordCookieName(record.slug));
+    if (value === undefined) return false;
+    let expiresAt = state.sessions.get(value);
+    if (expiresAt === undefined) {
+      const verified = verifySession(
+        this.ctx.keys.siteCookie,
+        record.slug,
+        record.passwordFingerprint,
+        value,
+      );
+      if (verified === null) return false;
+      if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
+      state.sessions.set(value, verified);
+      expiresAt = verified;
+    }
+    return expiresAt > this.ctx.clock.now();
+  }
+
+  private sendPasswordForm(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    message: string | null,
+  ): void {
+    const body = Buffer.from(passwordFormPage(message));
+    this.writeHead(res, status, {
+      ...htmlHeaders(body),
+      'WWW-Authenticate': PASSWORD_CHALLENGE,
+      // The form must not be framed by another site (clickjacking of the password field).
+      'Content-Security-Policy': "frame-ancestors 'none'",
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  private async submitPassword(req: IncomingMessage, res: ServerResponse, state: SiteState): Promise<void> {
+    const record = state.record!;
+    const now = this.ctx.clock.now();
+    const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientIp(req), now);
+    if (!attempt.allowed) {
+      const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
+      this.writeHead(res, 429, {
+        ...htmlHeaders(body),
+        'Retry-After': String(attempt.retryAfterS),
+        Connection: 'close',
+      });
+      res.end(body);
+      return;
+    }
+    const form = await readPasswordForm(req);
+    if (form.kind === 'too-large') {
+      this.sendPage(req, res, FORM_TOO_LARGE);
+      return;
+    }
+    if (form.kind === 'unsupported') {
+      this.sendPage(req, res, UNSUPPORTED_FORM);
+      return;
+    }
+    const right = form.password !== '' && (await verifyPassword(form.password, record.passwordHash!));
+    if (!right) {
+      this.sendPasswordForm(req, res, 401, 'Wrong password. Try again.');
+      return;
+    }
+    const expiresAt = now + PASSWORD_SESSION_TTL_MS;
+    const value = signSession(this.ctx.keys.siteCookie, record.slug, record.passwordFingerprint, expiresAt);
+    const cookie = sessionCookie(
+      passwordCookieName(record.slug),
+      value,
+      PASSWORD_SESSION_TTL_MS,
+      this.ctx.config.scheme === 'https',
+    );
+    // RFC 9110 §15.4.4: 303 turns the POST into a GET of the page the form was shown on.
+    this.writeHead(res, 303, {
+      Location: returnLocation(req.url),
+      'Set-Cookie': cookie,
+      'Content-Length': '0',
+      'Cache-Control': 'no-store',
+    });
+    res.end();
+  }
+
+  /** The client address for the wrong-guess limit (X-Forwarded-For's first entry behind a trusted proxy). */
+  private clientIp(req: IncomingMessage): string {
+    if (this.ctx.config.trustProxy) {
+      const forwarded = req.headers['x-forwarded-for'];
+      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',', 1)[0]?.trim();
+      if (first) return first;
+    }
+    return req.socket.remoteAddress ?? 'unknown';
+  }
+}
+
+/** A Cache-Control value for a private response: `public` becomes `private`, else `private` is added. */
+function privateCacheControl(headers: OutgoingHttpHeaders): string {
+  const value = String(headers['Cache-Control'] ?? headers['cache-control'] ?? 'max-age=0, must-revalidate');
+  if (/\bpublic\b/i.test(value)) return value.replace(/\bpublic\b/i, 'private');
+  return /\bprivate\b/i.test(value) ? value : `private, ${value}`;
 }

@@ -52,7 +52,13 @@ export class Db {
   /** Applies pending migrations; on PostgreSQL under an advisory lock so nodes starting together do not race. */
   async migrate(): Promise<void> {
     if (this.pgSchema) await sql`create schema if not exists ${sql.id(this.pgSchema)}`.execute(this.kysely);
-    const migrator = new Migrator({ db: this.kysely, provider: migrationProvider });
+    // With a schema, the migrator's own tables live there too: its existence check looks across all
+    // schemas, so runs in sibling schemas would otherwise see each other's bookkeeping tables.
+    const migrator = new Migrator({
+      db: this.kysely,
+      provider: migrationProvider,
+      ...(this.pgSchema ? { migrationTableSchema: this.pgSchema } : {}),
+    });
     const { error } = await migrator.migrateToLatest();
     if (error) throw error;
   }

@@ -1,0 +1,292 @@
+// The site server's memory: host -> sites, slug -> record + manifest, hash -> bytes (and br/gzip variants),
+// in bounded caches that change events invalidate. Loads are coalesced: concurrent misses share one.
+
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import type { SiteChange } from '../core/events.js';
+import type { BlobStore } from '../store/blob/types.js';
+import type { Db } from '../store/db/db.js';
+import { compressBody } from './compress.js';
+import { ByteLru } from './lru.js';
+import {
+  type FileEntry,
+  loadVersionManifest,
+  type Representation,
+  SMALL_BLOB_MAX_BYTES,
+  type VersionManifest,
+  variantRepresentation,
+} from './manifest.js';
+import type { HostRoute } from './resolve-host.js';
+import type { Encoding } from './rules/encoding.js';
+import { loadSiteRecord, type SiteRecord } from './site-record.js';
+
+export interface SiteState {
+  /** null: no site has this slug. */
+  readonly record: SiteRecord | null;
+  /** The live version's manifest; null when the site is deleted, has no finalized version, or is unknown. */
+  readonly manifest: VersionManifest | null;
+  /** Set by a change event: the next request reloads (reusing the manifest when the version is the same). */
+  stale: boolean;
+  /** Password-gate cookies already verified for this state: cookie value -> session expiry (epoch ms). */
+  readonly sessions: Map<string, number>;
+}
+
+export interface CatalogOptions {
+  db: Db;
+  blobs: BlobStore;
+  logger: Logger;
+  clock: Clock;
+  /** Total memory budget (config.serveCacheBytes). */
+  cacheBytes: number;
+  resolveHost(hostname: string): Promise<HostRoute | null>;
+}
+
+/** Unknown hosts are remembered this long (or until an event), so a flood of random names costs few queries. */
+export const UNKNOWN_HOST_TTL_MS = 10_000;
+/** Share of the budget for host entries, known and unknown (each ~150 bytes). */
+const HOSTS_BUDGET_SHARE = 1 / 32;
+/** Share of the budget for site records and manifests; file bytes get the rest. */
+const SITES_BUDGET_SHARE = 1 / 4;
+/** One body may take at most this share of the body budget (so one file cannot flush all others). */
+const BODY_ITEM_SHARE = 1 / 4;
+/** Estimated bytes of a host entry beyond its name. */
+const HOST_ENTRY_BYTES = 160;
+/** Estimated bytes of a site state beyond its manifest (record strings, maps). */
+const SITE_STATE_BYTES = 2048;
+/** Verified password sessions remembered per site (cleared when full). */
+export const MAX_SESSIONS_PER_SITE = 64;
+/** A variant must save at least this share of the bytes to be worth its memory and the Vary dance. */
+const MIN_COMPRESSION_SAVING = 0.05;
+
+interface Load<T> {
+  readonly promise: Promise<T>;
+  /** An event arrived while loading: the result is handed to the waiting requests but not cached. */
+  superseded: boolean;
+}
+
+export class SiteCatalog {
+  private readonly hosts: ByteLru<string, HostRoute>;
+  /** Hostname -> epoch ms until which it is known to be unknown. */
+  private readonly unknownHosts: ByteLru<string, number>;
+  private readonly sites: ByteLru<string, SiteState>;
+  /** Content-addressed bytes never change, so events never touch this cache. */
+  private readonly bodies: ByteLru<string, Buffer>;
+  private readonly hostLoads = new Map<string, Load<HostRoute | null>>();
+  private readonly siteLoads = new Map<string, Load<SiteState>>();
+  private readonly bodyLoads = new Map<string, Promise<Buffer>>();
+  private readonly variantLoads = new Map<string, Promise<Buffer | null>>();
+
+  constructor(private readonly options: CatalogOptions) {
+    const total = options.cacheBytes;
+    const hostBytes = Math.floor(total * HOSTS_BUDGET_SHARE);
+    const siteBytes = Math.floor(total * SITES_BUDGET_SHARE);
+    const bodyBytes = total - 2 * hostBytes - siteBytes;
+    this.hosts = new ByteLru(hostBytes);
+    this.unknownHosts = new ByteLru(hostBytes);
+    this.sites = new ByteLru(siteBytes);
+    this.bodies = new ByteLru(bodyBytes, Math.floor(bodyBytes * BODY_ITEM_SHARE));
+  }
+
+  /** Largest file kept in memory; larger files are streamed. */
+  get maxMemoryBodyBytes(): number {
+    return Math.min(SMALL_BLOB_MAX_BYTES, this.bodies.maxItemBytes);
+  }
+
+  get blobs(): BlobStore {
+    return this.options.blobs;
+  }
+
+  /** Bytes held by each cache (exported as a metric; tests check the bound). */
+  stats(): { hosts: number; sites: number; bodies: number; total: number; limit: number } {
+    const hosts = this.hosts.bytes + this.unknownHosts.bytes;
+    const sites = this.sites.bytes;
+    const bodies = this.bodies.bytes;
+    return { hosts, sites, bodies, total: hosts + sites + bodies, limit: this.options.cacheBytes };
+  }
+
+  // ---- hosts ------------------------------------------------------------------------------------
+
+  /** The cached route of a host: the route, null (known unknown), or undefined (not cached: load it). */
+  hostNow(hostname: string): HostRoute | null | undefined {
+    const route = this.hosts.get(hostname);
+    if (route !== undefined) return route;
+    const unknownUntil = this.unknownHosts.get(hostname);
+    if (unknownUntil !== undefined && unknownUntil > this.options.clock.now()) return null;
+    return undefined;
+  }
+
+  loadHost(hostname: string): Promise<HostRoute | null> {
+    const running = this.hostLoads.get(hostname);
+    if (running !== undefined) return running.promise;
+    const load: Load<HostRoute | null> = {
+      superseded: false,
+      promise: this.options.resolveHost(hostname).then((route) => {
+        if (!load.superseded) {
+          const bytes = HOST_ENTRY_BYTES + hostname.length * 2;
+          if (route === null) {
+            this.unknownHosts.set(hostname, this.options.clock.now() + UNKNOWN_HOST_TTL_MS, bytes);
+          } else {
+            this.unknownHosts.delete(hostname);
+            this.hosts.set(hostname, route, bytes + route.mounts.length * HOST_ENTRY_BYTES);
+          }
+        }
+        return route;
+      }),
+    };
+    this.track(this.hostLoads, hostname, load);
+    return load.promise;
+  }
+
+  // ---- sites ------------------------------------------------------------------------------------
+
+  /** The cached, current state of a site, or undefined (not cached or invalidated: load it). */
+  siteNow(slug: string): SiteState | undefined {
+    const state = this.sites.get(slug);
+    return state === undefined || state.stale ? undefined : state;
+  }
+
+  loadSite(slug: string): Promise<SiteState> {
+    const running = this.siteLoads.get(slug);
+    if (running !== undefined) return running.promise;
+    const load: Load<SiteState> = {
+      superseded: false,
+      promise: this.readSite(slug).then((state) => {
+        if (!load.superseded) {
+          const bytes = SITE_STATE_BYTES + (state.manifest?.estimatedBytes ?? 0);
+          this.sites.set(slug, state, bytes);
+        }
+        return state;
+      }),
+    };
+    this.track(this.siteLoads, slug, load);
+    return load.promise;
+  }
+
+  private async readSite(slug: string): Promise<SiteState> {
+    const { db, blobs, logger } = this.options;
+    const record = await loadSiteRecord(db, slug);
+    let manifest: VersionManifest | null = null;
+    if (record !== null && !record.deleted && record.versionId !== null) {
+      // A metadata change (title, password, expiry) keeps the version: reuse its manifest, whose
+      // entries carry computed variants.
+      const previous = this.sites.get(slug)?.manifest;
+      manifest =
+        previous?.versionId === record.versionId
+          ? previous
+          : await loadVersionManifest({ db, blobs, logger }, record.versionId);
+    }
+    return { record, manifest, stale: false, sessions: new Map() };
+  }
+
+  // ---- bodies -----------------------------------------------------------------------------------
+
+  /** The bytes of a representation if they are in memory. */
+  bodyNow(rep: Representation): Buffer | undefined {
+    return this.bodies.get(rep.bodyKey);
+  }
+
+  /** The bytes of a representation (identity files up to maxMemoryBodyBytes, or a variant), cached. */
+  loadBody(entry: FileEntry, rep: Representation): Promise<Buffer> {
+    if (rep.encoding === null) return this.identityBytes(entry);
+    return this.variantBytes(entry, rep.encoding).then((bytes) => {
+      // The variant was computed before with this length; compression is deterministic.
+      if (bytes === null) throw new Error(`variant ${rep.bodyKey} can no longer be produced`);
+      return bytes;
+    });
+  }
+
+  /**
+   * Makes `entry[encoding]` known: the variant's representation, or null when compression does not pay
+   * (or the result could not be kept in memory). Concurrent calls share one compression.
+   */
+  async prepareVariant(entry: FileEntry, encoding: Encoding): Promise<void> {
+    const bytes = await this.variantBytes(entry, encoding);
+    entry[encoding] = bytes === null ? null : variantRepresentation(entry, encoding, bytes.length);
+  }
+
+  private identityBytes(entry: FileEntry): Promise<Buffer> {
+    const cached = this.bodies.get(entry.hash);
+    if (cached !== undefined) return Promise.resolve(cached);
+    const running = this.bodyLoads.get(entry.hash);
+    if (running !== undefined) return running;
+    const promise = this.options.blobs.read(entry.hash).then((bytes) => {
+      if (bytes.length <= this.maxMemoryBodyBytes) this.bodies.set(entry.hash, bytes, bytes.length);
+      return bytes;
+    });
+    this.bodyLoads.set(entry.hash, promise);
+    const done = () => this.bodyLoads.delete(entry.hash);
+    promise.then(done, done);
+    return promise;
+  }
+
+  private variantBytes(entry: FileEntry, encoding: Encoding): Promise<Buffer | null> {
+    const key = `${entry.hash}:${encoding}`;
+    const cached = this.bodies.get(key);
+    if (cached !== undefined) return Promise.resolve(cached);
+    const running = this.variantLoads.get(key);
+    if (running !== undefined) return running;
+    const promise = this.identityBytes(entry)
+      .then((identity) => compressBody(identity, encoding))
+      .then((compressed) => {
+        const pays = compressed.length <= entry.size * (1 - MIN_COMPRESSION_SAVING);
+        if (!pays || !this.bodies.set(key, compressed, compressed.length)) return null;
+        return compressed;
+      });
+    this.variantLoads.set(key, promise);
+    const done = () => this.variantLoads.delete(key);
+    promise.then(done, done);
+    return promise;
+  }
+
+  // ---- invalidation -----------------------------------------------------------------------------
+
+  /** Applies a change event (subscribed to ctx.changes by the site server). */
+  invalidate(change: SiteChange): void {
+    if (change.kind === 'all') {
+      this.hosts.clear();
+      this.unknownHosts.clear();
+      this.sites.deleteWhere((_slug, state) => {
+        state.stale = true;
+        return false;
+      });
+      supersedeAll(this.hostLoads);
+      supersedeAll(this.siteLoads);
+      return;
+    }
+    if (change.kind === 'host') {
+      this.hosts.delete(change.host);
+      this.unknownHosts.delete(change.host);
+      supersede(this.hostLoads, change.host);
+      return;
+    }
+    const { slug } = change;
+    const state = this.sites.get(slug);
+    if (state !== undefined) state.stale = true;
+    supersede(this.siteLoads, slug);
+    // The site may have just been created (its host was cached as unknown) or deleted (its links are
+    // gone): forget every host that is unknown or serves this slug; they are cheap to resolve again.
+    this.unknownHosts.clear();
+    this.hosts.deleteWhere((_host, route) => route.mounts.some((m) => m.slug === slug));
+    supersedeAll(this.hostLoads);
+  }
+
+  private track<T>(loads: Map<string, Load<T>>, key: string, load: Load<T>): void {
+    loads.set(key, load);
+    const done = () => {
+      if (loads.get(key) === load) loads.delete(key);
+    };
+    load.promise.then(done, done);
+  }
+}
+
+function supersede<T>(loads: Map<string, Load<T>>, key: string): void {
+  const load = loads.get(key);
+  if (load === undefined) return;
+  load.superseded = true;
+  loads.delete(key);
+}
+
+function supersedeAll<T>(loads: Map<string, Load<T>>): void {
+  for (const load of loads.values()) load.superseded = true;
+  loads.clear();
+}

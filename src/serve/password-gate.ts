@@ -1,0 +1,148 @@
+// Password gate of protected sites: signed session cookies, the form post, and the wrong-guess limit.
+//
+// Protocol: every path of a protected site answers 401 with the password form until the request carries a
+// valid session cookie. The form posts (`application/x-www-form-urlencoded`, field `password`) to the same
+// address it was shown at, so no path of the site is reserved; the right password answers 303 back to that
+// address with the cookie set. Any POST to a protected site is a password submission.
+//
+// Cookie `slipway_pw_<slug>` = `<expiry ms base36>.<HMAC-SHA256(siteCookie key, slug | password
+// fingerprint | expiry) base64url>`: host-only (no Domain), Path=/, HttpOnly, SameSite=Lax, Secure on
+// https. Binding the slug means a cookie of site A never opens site B; binding the fingerprint of the
+// stored scrypt hash means changing or removing the password ends every session.
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { RateStore } from '../store/rate/types.js';
+
+export const PASSWORD_COOKIE_PREFIX = 'slipway_pw_';
+/** How long a session lasts after the right password. */
+export const PASSWORD_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** Password submissions allowed per client IP and site per window; the next ones answer 429. */
+export const PASSWORD_ATTEMPTS_PER_WINDOW = 10;
+export const PASSWORD_ATTEMPT_WINDOW_MS = 15 * 60 * 1000;
+/** Largest form body read. */
+export const PASSWORD_FORM_MAX_BYTES = 4096;
+
+export function passwordCookieName(slug: string): string {
+  return PASSWORD_COOKIE_PREFIX + slug;
+}
+
+function mac(key: Buffer, slug: string, fingerprint: string, expiresAtMs: number): string {
+  return createHmac('sha256', key).update(`${slug}\n${fingerprint}\n${expiresAtMs}`).digest('base64url');
+}
+
+/** The cookie value of a new session. */
+export function signSession(key: Buffer, slug: string, fingerprint: string, expiresAtMs: number): string {
+  return `${expiresAtMs.toString(36)}.${mac(key, slug, fingerprint, expiresAtMs)}`;
+}
+
+/**
+ * The expiry (epoch ms) a session cookie value was signed with for this site and password, or null when
+ * the value is malformed or its signature does not match. The caller compares the expiry with the clock.
+ */
+export function verifySession(key: Buffer, slug: string, fingerprint: string, value: string): number | null {
+  const dot = value.indexOf('.');
+  if (dot <= 0 || dot > 12) return null;
+  const expiresAtMs = Number.parseInt(value.slice(0, dot), 36);
+  if (!Number.isSafeInteger(expiresAtMs) || expiresAtMs.toString(36) !== value.slice(0, dot)) return null;
+  const given = Buffer.from(value.slice(dot + 1));
+  const expected = Buffer.from(mac(key, slug, fingerprint, expiresAtMs));
+  return given.length === expected.length && timingSafeEqual(given, expected) ? expiresAtMs : null;
+}
+
+/** The value of cookie `name` in a Cookie header (RFC 6265 §5.4 `name=value; name2=value2`), if any. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  let at = 0;
+  while (at < header.length) {
+    const start = header.indexOf(name, at);
+    if (start < 0) return undefined;
+    const end = start + name.length;
+    const atBoundary =
+      start === 0 || header.charCodeAt(start - 1) === 0x20 || header.charCodeAt(start - 1) === 0x3b;
+    if (atBoundary && header.charCodeAt(end) === 0x3d /* = */) {
+      const semi = header.indexOf(';', end);
+      return header.slice(end + 1, semi < 0 ? header.length : semi).trim();
+    }
+    at = end;
+  }
+  return undefined;
+}
+
+/** The Set-Cookie value of a session (RFC 6265 §4.1; no Domain attribute = host-only). */
+export function sessionCookie(name: string, value: string, maxAgeMs: number, secure: boolean): string {
+  const maxAgeS = Math.floor(maxAgeMs / 1000);
+  return `${name}=${value}; Max-Age=${maxAgeS}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+export interface AttemptDecision {
+  allowed: boolean;
+  /** Seconds until the window ends (Retry-After of a 429). */
+  retryAfterS: number;
+}
+
+/**
+ * Counts one password submission of `ip` on `slug` in the current fixed window. Counted before the
+ * password is checked, so parallel guesses cannot get past the limit.
+ */
+export async function countPasswordAttempt(
+  rate: RateStore,
+  slug: string,
+  ip: string,
+  nowMs: number,
+): Promise<AttemptDecision> {
+  const windowStart = Math.floor(nowMs / PASSWORD_ATTEMPT_WINDOW_MS) * PASSWORD_ATTEMPT_WINDOW_MS;
+  const windowEnd = windowStart + PASSWORD_ATTEMPT_WINDOW_MS;
+  const count = await rate.increment(`site-password:${slug}:${ip}:${windowStart}`, windowEnd);
+  return {
+    allowed: count <= PASSWORD_ATTEMPTS_PER_WINDOW,
+    retryAfterS: Math.max(1, Math.ceil((windowEnd - nowMs) / 1000)),
+  };
+}
+
+export type FormResult = { kind: 'form'; password: string } | { kind: 'too-large' } | { kind: 'unsupported' };
+
+/** Reads the posted password form (at most PASSWORD_FORM_MAX_BYTES). Never logs the body. */
+export function readPasswordForm(req: IncomingMessage): Promise<FormResult> {
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') return Promise.resolve({ kind: 'unsupported' });
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > PASSWORD_FORM_MAX_BYTES) return Promise.resolve({ kind: 'too-large' });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > PASSWORD_FORM_MAX_BYTES) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        resolve({ kind: 'too-large' });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      resolve({ kind: 'form', password: form.get('password') ?? '' });
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', reject);
+  });
+}
+
+/**
+ * Where to send the browser after the right password: the address the form was posted to, when it is a
+ * plain origin-form path. Anything that a browser could read as another host (`//evil`, `/\evil`) or
+ * that is not printable ASCII becomes `/`.
+ */
+export function returnLocation(url: string | undefined): string {
+  if (url === undefined || url.charCodeAt(0) !== 0x2f) return '/';
+  const second = url.charCodeAt(1);
+  if (second === 0x2f || second === 0x5c) return '/';
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e) return '/';
+  }
+  return url;
+}

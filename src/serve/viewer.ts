@@ -1,0 +1,183 @@
+// Generated pages for sites without index.html (CONTRACT "Serving"): a viewer for a site of one file, a
+// directory listing with folder navigation otherwise. Every text from the site is escaped.
+
+import { formatBytes } from '../core/format.js';
+import type { FileEntry, VersionManifest } from './manifest.js';
+import { escapeHtml, htmlDocument } from './pages.js';
+
+/** What a page says about itself: `<title>`, description and Open Graph tags. */
+export interface PageMeta {
+  readonly title: string;
+  readonly description: string;
+  /** Absolute URL of this page (og:url). */
+  readonly url: string;
+  /** Absolute URL of the preview image (og:image), or null. */
+  readonly image: string | null;
+}
+
+/** Percent-encodes each segment of a site path for use in a URL path. */
+export function encodeSitePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+function metaTags(meta: PageMeta, type: string): string {
+  const tags = [
+    `<meta name="description" content="${escapeHtml(meta.description)}">`,
+    `<meta property="og:type" content="${type}">`,
+    `<meta property="og:title" content="${escapeHtml(meta.title)}">`,
+    `<meta property="og:description" content="${escapeHtml(meta.description)}">`,
+    `<meta property="og:url" content="${escapeHtml(meta.url)}">`,
+  ];
+  if (meta.image !== null) {
+    tags.push(`<meta property="og:image" content="${escapeHtml(meta.image)}">`);
+    tags.push('<meta name="twitter:card" content="summary_large_image">');
+  }
+  return `\n${tags.join('\n')}`;
+}
+
+export type ViewerKind = 'image' | 'pdf' | 'video' | 'audio' | 'text' | 'download';
+
+/** How a file is shown, by its Content-Type. */
+export function viewerKind(contentType: string): ViewerKind {
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  if (type.startsWith('image/')) return 'image';
+  if (type === 'application/pdf') return 'pdf';
+  if (type.startsWith('video/')) return 'video';
+  if (type.startsWith('audio/')) return 'audio';
+  if (
+    type.startsWith('text/') ||
+    type === 'application/json' ||
+    type === 'application/xml' ||
+    type === 'application/javascript' ||
+    type.endsWith('+json') ||
+    type.endsWith('+xml')
+  ) {
+    return 'text';
+  }
+  return 'download';
+}
+
+const VIEWER_STYLE =
+  '<style>body{max-width:none;margin:0;padding:0}main{display:flex;flex-direction:column;min-height:100vh}' +
+  'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
+  'header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
+  '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
+  '.stage img,.stage video{max-width:100%;max-height:85vh}.stage iframe{width:100%;height:85vh;border:0}</style>';
+
+/** The viewer page of a one-file site; `src` is the file's URL (path) on the site. */
+export function renderViewerPage(meta: PageMeta, file: FileEntry, src: string): string {
+  const name = file.path;
+  const url = escapeHtml(src);
+  const label = escapeHtml(name);
+  let stage: string;
+  switch (viewerKind(file.contentType)) {
+    case 'image':
+      stage = `<img src="${url}" alt="${label}">`;
+      break;
+    case 'pdf':
+      stage = `<iframe src="${url}" title="${label}"></iframe>`;
+      break;
+    case 'video':
+      stage = `<video src="${url}" controls playsinline></video>`;
+      break;
+    case 'audio':
+      stage = `<audio src="${url}" controls></audio>`;
+      break;
+    case 'text':
+      stage = `<iframe src="${url}" title="${label}"></iframe>`;
+      break;
+    default:
+      stage = `<p><a href="${url}" download>Download ${label}</a></p>`;
+  }
+  const body =
+    `<main><header><h1>${escapeHtml(meta.title)}</h1>` +
+    `<span>${escapeHtml(formatBytes(file.size))}</span> <a href="${url}">Open file</a></header>` +
+    `<div class="stage">${stage}</div></main>`;
+  return htmlDocument(meta.title, body, metaTags(meta, 'website') + VIEWER_STYLE);
+}
+
+/** One folder of a site: its direct subfolders and files. */
+export interface FolderListing {
+  readonly folders: string[];
+  readonly files: FileEntry[];
+}
+
+/** Folder path (`''` for the root, `'a/b/'` otherwise) -> its listing, built once per manifest. */
+export type FolderIndex = ReadonlyMap<string, FolderListing>;
+
+const folderIndexes = new WeakMap<VersionManifest, FolderIndex>();
+
+export function folderIndexOf(manifest: VersionManifest): FolderIndex {
+  let index = folderIndexes.get(manifest);
+  if (index === undefined) {
+    const folders = new Map<string, { folders: Set<string>; files: FileEntry[] }>();
+    const folder = (path: string) => {
+      let f = folders.get(path);
+      if (f === undefined) {
+        f = { folders: new Set(), files: [] };
+        folders.set(path, f);
+      }
+      return f;
+    };
+    folder('');
+    for (const entry of manifest.files.values()) {
+      const parts = entry.path.split('/');
+      let prefix = '';
+      for (let i = 0; i < parts.length - 1; i++) {
+        folder(prefix).folders.add(parts[i]!);
+        prefix += `${parts[i]}/`;
+      }
+      folder(prefix).files.push(entry);
+    }
+    const sorted = new Map<string, FolderListing>();
+    for (const [path, f] of folders) {
+      sorted.set(path, {
+        folders: [...f.folders].sort(),
+        files: f.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+      });
+    }
+    index = sorted;
+    folderIndexes.set(manifest, index);
+  }
+  return index;
+}
+
+/** The directory listing of `folder` (`''` or `'a/b/'`); `base` is the mount's path prefix (`''` usually). */
+export function renderListingPage(
+  meta: PageMeta,
+  folder: string,
+  listing: FolderListing,
+  base: string,
+): string {
+  const crumbs = [`<a href="${escapeHtml(base)}/">${escapeHtml(meta.title)}</a>`];
+  let href = `${base}/`;
+  for (const part of folder.split('/').filter(Boolean)) {
+    href += `${encodeURIComponent(part)}/`;
+    crumbs.push(`<a href="${escapeHtml(href)}">${escapeHtml(part)}</a>`);
+  }
+  const rows: string[] = [];
+  if (folder !== '') {
+    const parent = folder.slice(0, folder.slice(0, -1).lastIndexOf('/') + 1);
+    rows.push(`<li><a href="${escapeHtml(`${base}/${encodeSitePath(parent)}`)}">../</a></li>`);
+  }
+  for (const name of listing.folders) {
+    const link = `${base}/${encodeSitePath(folder + name)}/`;
+    rows.push(`<li class="folder"><a href="${escapeHtml(link)}">${escapeHtml(name)}/</a></li>`);
+  }
+  for (const file of listing.files) {
+    const name = file.path.slice(folder.length);
+    const link = `${base}/${encodeSitePath(file.path)}`;
+    rows.push(
+      `<li class="file"><a href="${escapeHtml(link)}">${escapeHtml(name)}</a> ` +
+        `<small>${escapeHtml(formatBytes(file.size))}</small></li>`,
+    );
+  }
+  const body =
+    `<nav>${crumbs.join(' / ')}</nav><h1>Index of /${escapeHtml(folder)}</h1>` +
+    `<ul class="listing">${rows.join('')}</ul>`;
+  return htmlDocument(
+    folder === '' ? meta.title : `${folder} — ${meta.title}`,
+    body,
+    metaTags(meta, 'website') + '<style>ul.listing{list-style:none;padding:0}li{padding:.2rem 0}</style>',
+  );
+}

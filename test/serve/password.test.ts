@@ -1,0 +1,197 @@
+// Password-protected sites: the 401 form on every path, the signed host-only session cookie, sessions
+// ending on password change, cookies not crossing sites, and the wrong-guess limit.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { seedSite, setPassword } from '../helpers/seed.js';
+import { type SiteResponse, siteRequest } from './site-client.js';
+
+const form = (password: string) => `password=${encodeURIComponent(password)}`;
+const FORM_TYPE = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** `name=value` of the Set-Cookie of a response. */
+function cookieOf(res: SiteResponse): string {
+  const setCookie = res.headers['set-cookie'];
+  const first = Array.isArray(setCookie) ? setCookie[0] : setCookie;
+  assert.ok(first, 'Set-Cookie expected');
+  return first.split(';', 1)[0]!;
+}
+
+describe('password gate', () => {
+  let t: TestApp;
+  let slug: string;
+  const password = 'correct horse battery staple';
+
+  before(async () => {
+    t = await startTestApp();
+    ({ slug } = await seedSite(t.ctx, {
+      password,
+      files: { 'index.html': 'secret home', 'docs/a.txt': 'secret doc', 'logo.png': Buffer.alloc(300, 1) },
+    }));
+  });
+  after(() => t.close());
+
+  async function signIn(site: string, pw: string, path = '/'): Promise<SiteResponse> {
+    return siteRequest(t, site, path, { method: 'POST', headers: FORM_TYPE, body: form(pw) });
+  }
+
+  test('every path answers 401 with the password form and none of the files', async () => {
+    for (const path of ['/', '/docs/a.txt', '/logo.png', '/missing', '/_redirects']) {
+      const res = await siteRequest(t, slug, path);
+      assert.equal(res.status, 401, path);
+      assert.match(res.text, /<form method="post">/);
+      assert.match(res.text, /type="password"/);
+      assert.doesNotMatch(res.text, /secret/);
+      assert.equal(res.header('content-type'), 'text/html; charset=utf-8');
+      assert.equal(res.header('cache-control'), 'no-store');
+      assert.ok(res.header('www-authenticate'));
+    }
+    const head = await siteRequest(t, slug, '/', { method: 'HEAD' });
+    assert.equal(head.status, 401);
+    assert.equal(head.body.length, 0);
+  });
+
+  test('a wrong password shows the form again with 401 and a message', async () => {
+    const res = await signIn(slug, 'wrong');
+    assert.equal(res.status, 401);
+    assert.match(res.text, /Wrong password/);
+    assert.equal(res.headers['set-cookie'], undefined);
+  });
+
+  test('the right password sets a host-only HttpOnly SameSite=Lax cookie and 303s back', async () => {
+    const res = await signIn(slug, password, '/docs/a.txt?x=1');
+    assert.equal(res.status, 303);
+    assert.equal(res.header('location'), '/docs/a.txt?x=1');
+    const setCookie = String(res.headers['set-cookie']);
+    assert.match(setCookie, /HttpOnly/);
+    assert.match(setCookie, /SameSite=Lax/);
+    assert.match(setCookie, /Path=\//);
+    assert.doesNotMatch(setCookie, /Domain=/i, 'host-only');
+    assert.doesNotMatch(setCookie, /Secure/, 'plain http BASE_URL');
+
+    const cookie = cookieOf(res);
+    const page = await siteRequest(t, slug, '/docs/a.txt', { headers: { cookie } });
+    assert.equal(page.status, 200);
+    assert.equal(page.text, 'secret doc');
+    // Files of a protected site must stay out of shared caches.
+    assert.match(page.header('cache-control') ?? '', /^private/);
+    const home = await siteRequest(t, slug, '/', { headers: { cookie: `other=1; ${cookie}; more=2` } });
+    assert.equal(home.text, 'secret home');
+  });
+
+  test('a forged or tampered cookie is refused', async () => {
+    const cookie = cookieOf(await signIn(slug, password));
+    const [name, value] = cookie.split('=') as [string, string];
+    const tampered = `${name}=${value.slice(0, -2)}xx`;
+    assert.equal((await siteRequest(t, slug, '/', { headers: { cookie: tampered } })).status, 401);
+    const later = `${name}=zzzzzzzz.${value.split('.')[1]}`;
+    assert.equal((await siteRequest(t, slug, '/', { headers: { cookie: later } })).status, 401);
+  });
+
+  test('a cookie of site A does not open site B (same password, even under B\u2019s cookie name)', async () => {
+    const { slug: other } = await seedSite(t.ctx, { password, files: { 'index.html': 'other secret' } });
+    const cookieA = cookieOf(await signIn(slug, password));
+    const value = cookieA.split('=')[1]!;
+    assert.equal((await siteRequest(t, other, '/', { headers: { cookie: cookieA } })).status, 401);
+    const renamed = `slipway_pw_${other}=${value}`;
+    const res = await siteRequest(t, other, '/', { headers: { cookie: renamed } });
+    assert.equal(res.status, 401);
+    assert.doesNotMatch(res.text, /other secret/);
+  });
+
+  test('changing the password ends existing sessions; removing it opens the site', async () => {
+    const { slug: s } = await seedSite(t.ctx, { password: 'first', files: { 'index.html': 'rotating' } });
+    const cookie = cookieOf(await signIn(s, 'first'));
+    assert.equal((await siteRequest(t, s, '/', { headers: { cookie } })).status, 200);
+    await setPassword(t.ctx, s, 'second');
+    assert.equal((await siteRequest(t, s, '/', { headers: { cookie } })).status, 401);
+    // Even setting the same password again (new salt) ends the session.
+    const cookie2 = cookieOf(await signIn(s, 'second'));
+    await setPassword(t.ctx, s, 'second');
+    assert.equal((await siteRequest(t, s, '/', { headers: { cookie: cookie2 } })).status, 401);
+    await setPassword(t.ctx, s, null);
+    const open = await siteRequest(t, s, '/');
+    assert.equal(open.status, 200);
+    assert.equal(open.text, 'rotating');
+  });
+
+  test('a session expires after its lifetime', async () => {
+    const cookie = cookieOf(await signIn(slug, password));
+    t.clock.advance(8 * 24 * 3600 * 1000);
+    try {
+      assert.equal((await siteRequest(t, slug, '/', { headers: { cookie } })).status, 401);
+    } finally {
+      t.clock.advance(-8 * 24 * 3600 * 1000);
+    }
+  });
+
+  test('wrong guesses are limited per IP and site: 429 after 10 attempts', async () => {
+    const { slug: s } = await seedSite(t.ctx, { password: 'p4ss', files: { 'index.html': 'limited' } });
+    for (let i = 0; i < 10; i++) assert.equal((await signIn(s, `guess-${i}`)).status, 401);
+    const blocked = await signIn(s, 'p4ss');
+    assert.equal(blocked.status, 429);
+    assert.ok(Number(blocked.header('retry-after')) > 0);
+    assert.equal(blocked.headers['set-cookie'], undefined);
+    // Another site is not affected.
+    assert.equal((await signIn(slug, password)).status, 303);
+    // A new window allows guesses again.
+    t.clock.advance(15 * 60 * 1000);
+    try {
+      assert.equal((await signIn(s, 'p4ss')).status, 303);
+    } finally {
+      t.clock.advance(-15 * 60 * 1000);
+    }
+  });
+
+  test('the form rejects other content types and oversized bodies', async () => {
+    const { slug } = await seedSite(t.ctx, { password, files: { 'index.html': 'x' } });
+    const json = await siteRequest(t, slug, '/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password }),
+    });
+    assert.equal(json.status, 415);
+    const huge = await siteRequest(t, slug, '/', {
+      method: 'POST',
+      headers: FORM_TYPE,
+      body: `password=${'x'.repeat(10_000)}`,
+    });
+    assert.equal(huge.status, 413);
+  });
+
+  test('after sign-in the redirect never leaves the site', async () => {
+    const { slug } = await seedSite(t.ctx, { password, files: { 'index.html': 'x' } });
+    const res = await signIn(slug, password, '//evil.example/path');
+    assert.equal(res.status, 303);
+    assert.equal(res.header('location'), '/');
+  });
+
+  test('the password never appears in the logs', async () => {
+    const { slug } = await seedSite(t.ctx, { password, files: { 'index.html': 'x' } });
+    await signIn(slug, 'Hunter2-unique-wrong');
+    await signIn(slug, password);
+    const logs = t.logs.join('\n');
+    assert.doesNotMatch(logs, /Hunter2-unique-wrong/);
+    assert.doesNotMatch(logs, /correct horse/);
+  });
+});
+
+describe('password gate on https', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ BASE_URL: 'https://slipway.test' });
+  });
+  after(() => t.close());
+
+  test('the session cookie is Secure when BASE_URL is https', async () => {
+    const { slug } = await seedSite(t.ctx, { password: 'pw', files: { 'index.html': 'x' } });
+    const res = await siteRequest(t, slug, '/', {
+      method: 'POST',
+      headers: FORM_TYPE,
+      body: form('pw'),
+    });
+    assert.equal(res.status, 303);
+    assert.match(String(res.headers['set-cookie']), /; Secure/);
+  });
+});
