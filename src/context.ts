@@ -22,6 +22,7 @@ import type { Mailer } from './store/mail/types.js';
 import { MemoryRateStore } from './store/rate/memory.js';
 import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
+import { closeConnection } from './store/redis.js';
 
 export interface AppContext {
   config: Config;
@@ -95,7 +96,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
         changes.close(),
         blobs.close?.(),
       ]);
-      await shared?.redis.quit().catch(() => shared.redis.disconnect());
+      if (shared) await closeConnection(shared.redis);
       await db.close();
     },
   };

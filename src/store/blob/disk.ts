@@ -17,6 +17,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { type Clock, systemClock } from '../../core/clock.js';
+import { destroyOnAborted, toBytes } from './body.js';
 import {
   assertSha256Hex,
   BlobHashMismatchError,
@@ -316,28 +317,4 @@ async function writeAll(fh: FileHandle, chunk: Uint8Array): Promise<void> {
     const { bytesWritten } = await fh.write(chunk, offset, chunk.byteLength - offset);
     offset += bytesWritten;
   }
-}
-
-function toBytes(chunk: unknown): Uint8Array {
-  if (chunk instanceof Uint8Array) return chunk;
-  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
-  throw new TypeError(`Blob body chunks must be bytes, got ${typeof chunk}`);
-}
-
-/**
- * An http.IncomingMessage whose client disconnects emits 'aborted'; destroy it then so the pending read
- * fails instead of waiting forever. Returns the unsubscribe function.
- */
-function destroyOnAborted(body: unknown): () => void {
-  const em = body as {
-    on?: (event: string, fn: () => void) => unknown;
-    removeListener?: (event: string, fn: () => void) => unknown;
-    destroy?: (err?: Error) => unknown;
-  };
-  if (typeof em.on !== 'function' || typeof em.removeListener !== 'function') return () => {};
-  const onAborted = () => {
-    if (typeof em.destroy === 'function') em.destroy(new Error('Blob body aborted by the client'));
-  };
-  em.on('aborted', onAborted);
-  return () => em.removeListener?.('aborted', onAborted);
 }

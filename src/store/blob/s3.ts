@@ -42,6 +42,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { BlobConfig } from '../../config.js';
 import { type Clock, systemClock } from '../../core/clock.js';
+import { destroyOnAborted, toBytes } from './body.js';
 import { STALE_TMP_AGE_MS } from './disk.js';
 import {
   assertSha256Hex,
@@ -683,28 +684,4 @@ function sliceBytes(source: Readable, skip: number, length: number): Readable {
     throw new Error(`S3 response ended ${toPass} bytes short of the requested range`);
   }
   return Readable.from(slice(), { objectMode: false });
-}
-
-function toBytes(chunk: unknown): Uint8Array {
-  if (chunk instanceof Uint8Array) return chunk;
-  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
-  throw new TypeError(`Blob body chunks must be bytes, got ${typeof chunk}`);
-}
-
-/**
- * An http.IncomingMessage whose client disconnects emits 'aborted'; destroy it then so the pending read
- * fails instead of waiting forever. Returns the unsubscribe function.
- */
-function destroyOnAborted(body: unknown): () => void {
-  const em = body as {
-    on?: (event: string, fn: () => void) => unknown;
-    removeListener?: (event: string, fn: () => void) => unknown;
-    destroy?: (err?: Error) => unknown;
-  };
-  if (typeof em.on !== 'function' || typeof em.removeListener !== 'function') return () => {};
-  const onAborted = () => {
-    if (typeof em.destroy === 'function') em.destroy(new Error('Blob body aborted by the client'));
-  };
-  em.on('aborted', onAborted);
-  return () => em.removeListener?.('aborted', onAborted);
 }

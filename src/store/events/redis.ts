@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ChangeBus, SiteChange } from '../../core/events.js';
+import { closeConnection } from '../redis.js';
 
 export interface RedisChangeBusOptions {
   /** Namespace shared by the nodes of one deployment (e.g. `slipway:`); the channel is `<prefix>changes`. */
@@ -171,30 +172,4 @@ function parseEnvelope(message: string): Envelope | undefined {
     return { node, change: { kind: 'host', host: c.host } };
   if (c.kind === 'all') return { node, change: { kind: 'all' } };
   return undefined;
-}
-
-/**
- * QUIT when connected (queued commands go first) and wait until the socket has closed; otherwise drop the
- * socket and stop reconnecting.
- */
-async function closeConnection(redis: Redis): Promise<void> {
-  if (redis.status === 'end') return;
-  if (redis.status === 'ready') {
-    const ended = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2000);
-      timer.unref();
-      redis.once('end', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    try {
-      await redis.quit();
-      await ended;
-      return;
-    } catch {
-      // fall through to a hard disconnect
-    }
-  }
-  redis.disconnect();
 }

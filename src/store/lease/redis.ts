@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
+import { closeConnection } from '../redis.js';
 import { checkLeaseTtl, type Lease } from './types.js';
 
 /** KEYS[1] lease, ARGV[1] holder id, ARGV[2] ttl ms. Returns 1 when the holder got or renewed it. */
@@ -84,30 +85,4 @@ export class RedisLease implements Lease {
     }
     if (this.ownsConnection) await closeConnection(this.redis);
   }
-}
-
-/**
- * QUIT when connected (queued commands go first) and wait until the socket has closed; otherwise drop the
- * socket and stop reconnecting.
- */
-async function closeConnection(redis: Redis): Promise<void> {
-  if (redis.status === 'end') return;
-  if (redis.status === 'ready') {
-    const ended = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2000);
-      timer.unref();
-      redis.once('end', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    try {
-      await redis.quit();
-      await ended;
-      return;
-    } catch {
-      // fall through to a hard disconnect
-    }
-  }
-  redis.disconnect();
 }

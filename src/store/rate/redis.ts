@@ -1,6 +1,7 @@
 // Rate-limit counters in Redis, shared by every node: one atomic INCR + PEXPIREAT script per request.
 
 import type { Redis } from 'ioredis';
+import { closeConnection } from '../redis.js';
 import type { RateStore } from './types.js';
 
 /**
@@ -49,30 +50,4 @@ export class RedisRateStore implements RateStore {
   async close(): Promise<void> {
     if (this.ownsConnection) await closeConnection(this.redis);
   }
-}
-
-/**
- * QUIT when connected (queued commands go first) and wait until the socket has closed; otherwise drop the
- * socket and stop reconnecting.
- */
-async function closeConnection(redis: Redis): Promise<void> {
-  if (redis.status === 'end') return;
-  if (redis.status === 'ready') {
-    const ended = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2000);
-      timer.unref();
-      redis.once('end', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    try {
-      await redis.quit();
-      await ended;
-      return;
-    } catch {
-      // fall through to a hard disconnect
-    }
-  }
-  redis.disconnect();
 }
