@@ -80,6 +80,16 @@ export async function ensureNpmPackage(name: string): Promise<string> {
   return dir;
 }
 
+/**
+ * Pins every thread of `pid` (and the threads it starts later) to one CPU with taskset; false when taskset
+ * is missing or refuses.
+ */
+export async function pinToCpu(pid: number, cpu: number): Promise<boolean> {
+  if (!hasCommand('taskset')) return false;
+  const res = await run('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
+  return res.code === 0;
+}
+
 /** User + system CPU seconds of a process so far, or NaN once it is gone. */
 export function cpuSeconds(pid: number): number {
   try {
