@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { sql } from 'kysely';
+import pg from 'pg';
 import { type App, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { type AppContext, createContext } from '../../src/context.js';
@@ -76,6 +76,17 @@ export const TEST_BACKEND = process.env.SLIPWAY_TEST_BACKEND === 'scaleout' ? 's
 export const TEST_DATABASE_URL =
   process.env.SLIPWAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** One statement on the test server's admin database (CREATE/DROP DATABASE cannot run in a pool transaction). */
+async function adminQuery(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 interface Backend {
   env: Record<string, string>;
   db?: Db;
@@ -84,15 +95,19 @@ interface Backend {
 
 async function backendFor(): Promise<Backend> {
   if (TEST_BACKEND === 'embedded') return { env: {}, dispose: async () => {} };
-  // A fresh PostgreSQL schema per app: runs never see each other's rows.
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const db = Db.postgres(TEST_DATABASE_URL, schema);
+  // A fresh PostgreSQL database per app: runs never see each other's rows or catalogs (Kysely's
+  // migrator introspects every schema of its database, so sibling schemas are not isolated enough).
+  const database = `slipway_t_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${database}`);
+  const dbUrl = new URL(TEST_DATABASE_URL);
+  dbUrl.pathname = `/${database}`;
+  const db = Db.postgres(dbUrl.toString());
   // A key prefix per app on the shared Redis, and an S3 protocol server of its own.
   const redisPrefix = redisTestPrefix();
   const s3 = await startS3rver();
   return {
     env: {
-      DATABASE_URL: TEST_DATABASE_URL,
+      DATABASE_URL: dbUrl.toString(),
       REDIS_URL: TEST_REDIS_URL,
       REDIS_PREFIX: redisPrefix,
       S3_BUCKET: s3.bucket,
@@ -105,13 +120,12 @@ async function backendFor(): Promise<Backend> {
     db,
     async dispose() {
       await s3.close();
-      const admin = Db.postgres(TEST_DATABASE_URL);
+      // The app closed its pool; drop whatever is left (FORCE ends stray connections).
+      await adminQuery(`drop database if exists ${database} with (force)`);
       const redis = await connectTestRedis();
       try {
-        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.kysely);
         await cleanupRedisPrefix(redis, redisPrefix);
       } finally {
-        await admin.close();
         redis.disconnect();
       }
     },
@@ -188,6 +202,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
     async close() {
+      // Server errors are never silent: a test that provoked a 500 it did not expect leaves the cause here.
+      for (const line of logs)
+        if (line.includes('"level":50')) process.stderr.write(`[server error log] ${line}\n`);
       await app.close();
       await ctx.close();
       await backend.dispose();

@@ -70,6 +70,10 @@ process.on('message', (msg) => {
 });
 // Parent gone without close() (crashed or killed): do not linger, and leave no files behind.
 process.on('disconnect', () => void shutdown(0, true));
+// s3rver throws from stream callbacks when a client aborts a request mid-body (the blob store does so
+// on purpose when a body is too long, and tests disconnect on purpose). A real S3 endpoint survives
+// that; keep this stand-in alive too, and say what happened.
+process.on('uncaughtException', (err) => process.stderr.write('s3rver: ' + String(err && err.stack || err) + '\\n'));
 try {
   const { port } = await server.run();
   process.send({ port });

@@ -20,7 +20,6 @@ export class Db {
   private constructor(
     readonly kysely: Kysely<Database>,
     readonly dialect: 'sqlite' | 'postgres',
-    private readonly pgSchema?: string,
   ) {}
 
   static sqlite(file: string): Db {
@@ -35,14 +34,9 @@ export class Db {
     return new Db(new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), 'sqlite');
   }
 
-  /** `schema` (optional) isolates a test run inside one database. */
-  static postgres(url: string, schema?: string): Db {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: 10,
-      ...(schema ? { options: `-c search_path=${schema}` } : {}),
-    });
-    return new Db(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', schema);
+  static postgres(url: string): Db {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    return new Db(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
 
   static fromConfig(config: DatabaseConfig): Db {
@@ -51,14 +45,7 @@ export class Db {
 
   /** Applies pending migrations; on PostgreSQL under an advisory lock so nodes starting together do not race. */
   async migrate(): Promise<void> {
-    if (this.pgSchema) await sql`create schema if not exists ${sql.id(this.pgSchema)}`.execute(this.kysely);
-    // With a schema, the migrator's own tables live there too: its existence check looks across all
-    // schemas, so runs in sibling schemas would otherwise see each other's bookkeeping tables.
-    const migrator = new Migrator({
-      db: this.kysely,
-      provider: migrationProvider,
-      ...(this.pgSchema ? { migrationTableSchema: this.pgSchema } : {}),
-    });
+    const migrator = new Migrator({ db: this.kysely, provider: migrationProvider });
     const { error } = await migrator.migrateToLatest();
     if (error) throw error;
   }
