@@ -187,6 +187,8 @@ const median = (xs: number[]): number => {
 };
 
 interface Summary {
+  /** `used/all`: how many rounds the medians are over (see summarise). */
+  roundsUsed: string;
   rps: number;
   rpsMin: number;
   rpsMax: number;
@@ -200,9 +202,19 @@ interface Summary {
   badStatus: number;
 }
 
-function summarise(rounds: LoadResult[]): Summary {
+/** Medians need this many quiet rounds to leave the noisy ones out; with fewer, every round counts. */
+const MIN_QUIET_ROUNDS = 3;
+
+/**
+ * Medians over the quiet rounds (others' CPU at most NOISY_OTHER_CPU_PCT) when there are at least
+ * MIN_QUIET_ROUNDS of them, else over all rounds; errors count over all rounds.
+ */
+function summarise(all: LoadResult[]): Summary {
+  const quiet = all.filter((r) => r.otherCpuPct <= NOISY_OTHER_CPU_PCT);
+  const rounds = quiet.length >= Math.min(MIN_QUIET_ROUNDS, all.length) ? quiet : all;
   const rps = rounds.map((r) => r.rps);
   return {
+    roundsUsed: `${rounds.length}/${all.length}`,
     rps: median(rps),
     rpsMin: Math.min(...rps),
     rpsMax: Math.max(...rps),
@@ -212,8 +224,8 @@ function summarise(rounds: LoadResult[]): Summary {
     serverUsPerReq: median(rounds.map((r) => r.serverUsPerReq)),
     clientCpuPct: median(rounds.map((r) => r.clientCpuPct)),
     otherCpuPct: median(rounds.map((r) => r.otherCpuPct)),
-    errors: rounds.reduce((s, r) => s + r.errors, 0),
-    badStatus: rounds.reduce((s, r) => s + r.badStatus, 0),
+    errors: all.reduce((s, r) => s + r.errors, 0),
+    badStatus: all.reduce((s, r) => s + r.badStatus, 0),
   };
 }
 
@@ -540,7 +552,7 @@ async function main(): Promise<void> {
       `Serving, one worker each (${load.description}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds x ${DURATION_S} s; medians)`,
     );
     console.log(
-      `servers pinned to CPU ${SERVER_CPU}: ${pinned.join(', ') || 'none'}; ${retried} noisy measurement(s) re-run (others' CPU > ${NOISY_OTHER_CPU_PCT} %)`,
+      `servers pinned to CPU ${SERVER_CPU}: ${pinned.join(', ') || 'none'}; ${retried} noisy measurement(s) re-run (others' CPU > ${NOISY_OTHER_CPU_PCT} %); medians over the quiet rounds when there are at least ${MIN_QUIET_ROUNDS}`,
     );
     report.pinned = pinned;
     report.noisyReruns = retried;
@@ -563,6 +575,7 @@ async function main(): Promise<void> {
           'CPU/req',
           'wrk CPU',
           'others CPU',
+          'quiet rounds',
           'errors',
         ],
       ];
@@ -581,6 +594,7 @@ async function main(): Promise<void> {
           `${sum.serverUsPerReq.toFixed(1)} us`,
           pct(sum.clientCpuPct),
           `${pct(sum.otherCpuPct)}${sum.otherCpuPct > NOISY_OTHER_CPU_PCT ? ' (noisy)' : ''}`,
+          sum.roundsUsed,
           String(sum.errors + sum.badStatus),
         ]);
       }
@@ -659,6 +673,7 @@ async function main(): Promise<void> {
           'CPU/req',
           'wrk CPU',
           'others CPU',
+          'quiet rounds',
           'errors',
         ],
       ];
@@ -681,6 +696,7 @@ async function main(): Promise<void> {
             `${sum.serverUsPerReq.toFixed(1)} us`,
             pct(sum.clientCpuPct),
             `${pct(sum.otherCpuPct)}${sum.otherCpuPct > NOISY_OTHER_CPU_PCT ? ' (noisy)' : ''}`,
+            sum.roundsUsed,
             String(sum.errors + sum.badStatus),
           ]);
         }
