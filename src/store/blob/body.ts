@@ -1,4 +1,7 @@
-// Helpers shared by blob stores for reading an upload body (a stream or async iterable of chunks).
+// Helpers shared by blob stores: reading an upload body (a stream or async iterable of chunks) and
+// checking a requested byte range.
+
+import type { GetOptions } from './types.js';
 
 /** A body chunk as bytes (strings as UTF-8). */
 export function toBytes(chunk: unknown): Uint8Array {
@@ -23,4 +26,18 @@ export function destroyOnAborted(body: unknown): () => void {
   };
   em.on('aborted', onAborted);
   return () => em.removeListener?.('aborted', onAborted);
+}
+
+/** Throws RangeError unless start/end are non-negative integers with start <= end (when both given). */
+export function assertValidRange({ start, end }: GetOptions): void {
+  for (const [name, v] of [
+    ['start', start],
+    ['end', end],
+  ] as const) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
+      throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
+    }
+  }
+  if (start !== undefined && end !== undefined && start > end)
+    throw new RangeError(`Invalid range ${start}-${end}`);
 }

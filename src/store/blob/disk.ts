@@ -17,7 +17,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { type Clock, systemClock } from '../../core/clock.js';
-import { destroyOnAborted, toBytes } from './body.js';
+import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
 import {
   assertSha256Hex,
   BlobHashMismatchError,
@@ -145,17 +145,7 @@ export class DiskBlobStore implements BlobStore {
   async get(hash: string, options: GetOptions = {}): Promise<NodeJS.ReadableStream> {
     const path = this.localPath(hash);
     const { start: wantStart, end: wantEnd } = options;
-    for (const [name, v] of [
-      ['start', wantStart],
-      ['end', wantEnd],
-    ] as const) {
-      if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
-        throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
-      }
-    }
-    if (wantStart !== undefined && wantEnd !== undefined && wantStart > wantEnd) {
-      throw new RangeError(`Invalid range ${wantStart}-${wantEnd}`);
-    }
+    assertValidRange(options);
 
     let fh: FileHandle;
     try {

@@ -42,7 +42,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { BlobConfig } from '../../config.js';
 import { type Clock, systemClock } from '../../core/clock.js';
-import { destroyOnAborted, toBytes } from './body.js';
+import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
 import { STALE_TMP_AGE_MS } from './disk.js';
 import {
   assertSha256Hex,
@@ -275,17 +275,7 @@ export class S3BlobStore implements BlobStore {
   async get(hash: string, options: GetOptions = {}): Promise<NodeJS.ReadableStream> {
     const key = this.objectKey(hash);
     const { start: wantStart, end: wantEnd } = options;
-    for (const [name, v] of [
-      ['start', wantStart],
-      ['end', wantEnd],
-    ] as const) {
-      if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
-        throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
-      }
-    }
-    if (wantStart !== undefined && wantEnd !== undefined && wantStart > wantEnd) {
-      throw new RangeError(`Invalid range ${wantStart}-${wantEnd}`);
-    }
+    assertValidRange(options);
     if (wantStart === undefined && wantEnd === undefined) {
       return bodyStream(await this.getObject(key, hash));
     }
