@@ -187,7 +187,7 @@ const median = (xs: number[]): number => {
 };
 
 interface Summary {
-  /** `used/all`: how many rounds the medians are over (see summarise). */
+  /** `quiet/all`, and ` (all used)` when too few were quiet to leave the noisy ones out (see summarise). */
   roundsUsed: string;
   rps: number;
   rpsMin: number;
@@ -214,7 +214,7 @@ function summarise(all: LoadResult[]): Summary {
   const rounds = quiet.length >= Math.min(MIN_QUIET_ROUNDS, all.length) ? quiet : all;
   const rps = rounds.map((r) => r.rps);
   return {
-    roundsUsed: `${rounds.length}/${all.length}`,
+    roundsUsed: `${quiet.length}/${all.length}${rounds === all && quiet.length < all.length ? ' (all used)' : ''}`,
     rps: median(rps),
     rpsMin: Math.min(...rps),
     rpsMax: Math.max(...rps),
