@@ -19,6 +19,7 @@ import { opsRoutes } from './http/ops.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
+import { NodeSiteResponse } from './serve/exchange.js';
 import { hostnameOf } from './serve/resolve-host.js';
 import { createSiteServer } from './serve/site-server.js';
 
@@ -57,7 +58,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       createServer((req: IncomingMessage, res: ServerResponse) => {
         const hostname = hostnameOf(req.headers.host);
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
-        else siteServer.handle(req, res, hostname);
+        else siteServer.handle(req, new NodeSiteResponse(res), hostname);
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 

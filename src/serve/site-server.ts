@@ -3,13 +3,14 @@
 // request is Map lookups (host -> site -> file -> bytes) and one writeHead with a precomputed header
 // object: no database query, no file-system call, no framework.
 
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
+import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Counter, Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { verifyPassword } from '../core/password.js';
 import type { Metrics } from '../http/metrics.js';
 import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
+import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import {
   type FileEntry,
   mergeHeaders,
@@ -60,7 +61,7 @@ export interface SiteServer {
    * Answers one request. `hostname` (lowercase, no port, as app.ts's hostnameOf computes it) may be passed
    * by a caller that already has it, saving the work of normalising the Host header twice.
    */
-  handle(req: IncomingMessage, res: ServerResponse, hostname?: string): void;
+  handle(req: SiteRequestHead, res: SiteResponse, hostname?: string): void;
   /** Stops listening to change events. */
   close(): void;
 }
@@ -76,8 +77,8 @@ const PASSWORD_CHALLENGE = 'Form realm="site"';
 
 /** Where a request landed inside a site (the pieces every later step needs). */
 interface SiteRequest {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly req: SiteRequestHead;
+  readonly res: SiteResponse;
   readonly head: boolean;
   readonly state: SiteState;
   readonly manifest: VersionManifest;
@@ -150,7 +151,7 @@ class SiteRequestHandler {
     private readonly catalog: SiteCatalog,
   ) {}
 
-  handle(req: IncomingMessage, res: ServerResponse, knownHostname: string | undefined): void {
+  handle(req: SiteRequestHead, res: SiteResponse, knownHostname: string | undefined): void {
     try {
       const method = req.method;
       if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
@@ -169,7 +170,7 @@ class SiteRequestHandler {
     }
   }
 
-  private serveHost(req: IncomingMessage, res: ServerResponse, route: HostRoute | null): void {
+  private serveHost(req: SiteRequestHead, res: SiteResponse, route: HostRoute | null): void {
     if (route === null) {
       this.sendPage(req, res, NOT_FOUND);
       return;
@@ -215,8 +216,8 @@ class SiteRequestHandler {
   }
 
   private serveSite(
-    req: IncomingMessage,
-    res: ServerResponse,
+    req: SiteRequestHead,
+    res: SiteResponse,
     state: SiteState,
     mount: SiteMount,
     sitePath: string,
@@ -240,7 +241,10 @@ class SiteRequestHandler {
     const isProtected = record.passwordHash !== null;
     if (isProtected) {
       if (req.method === 'POST') {
-        this.after(req, res, this.submitPassword(req, res, state), () => {});
+        // Only node:http carries POSTs (the fast path takes no request with a body); the form is its body.
+        if (req instanceof IncomingMessage)
+          this.after(req, res, this.submitPassword(req, res, state), () => {});
+        else this.sendPage(req, res, METHOD_NOT_ALLOWED);
         return;
       }
       if (!this.hasSession(req, state)) {
@@ -428,19 +432,17 @@ class SiteRequestHandler {
 
     // §13.2.2: If-None-Match (else If-Modified-Since) is evaluated before Range.
     if (isNotModified(headers, rep.etag, entry.lastModifiedMs)) {
-      this.writeHead(sr.res, 304, rep.notModified);
-      sr.res.end();
+      this.send(sr.res, 304, rep.notModified);
       return;
     }
     if (unsatisfiable) {
       // §15.5.17: 416 with the current length in Content-Range.
-      this.writeHead(sr.res, 416, {
+      this.send(sr.res, 416, {
         'Content-Range': `bytes */${entry.size}`,
         'Content-Length': '0',
         'Accept-Ranges': 'bytes',
         'X-Content-Type-Options': 'nosniff',
       });
-      sr.res.end();
       return;
     }
     if (range !== null) {
@@ -467,14 +469,17 @@ class SiteRequestHandler {
   ): void {
     const { res } = sr;
     if (sr.head) {
-      this.writeHead(res, status, headers);
-      res.end();
+      this.send(res, status, headers);
       return;
     }
     const body = this.catalog.bodyNow(rep);
     if (body !== undefined) {
-      this.writeHead(res, status, headers);
-      res.end(start === 0 && end === body.length - 1 ? body : body.subarray(start, end + 1));
+      this.send(
+        res,
+        status,
+        headers,
+        start === 0 && end === body.length - 1 ? body : body.subarray(start, end + 1),
+      );
       return;
     }
     if (rep.encoding === null && entry.size > this.catalog.maxMemoryBodyBytes) {
@@ -482,8 +487,12 @@ class SiteRequestHandler {
       return;
     }
     this.after(sr.req, res, this.catalog.loadBody(entry, rep), (bytes) => {
-      this.writeHead(res, status, headers);
-      res.end(start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1));
+      this.send(
+        res,
+        status,
+        headers,
+        start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1),
+      );
     });
   }
 
@@ -502,10 +511,10 @@ class SiteRequestHandler {
         (stream as Readable).destroy(); // the client left while the store was opening the blob
         return;
       }
-      this.writeHead(res, status, headers);
-      pipeline(stream, res, (err) => {
-        if (err && !res.destroyed) this.ctx.logger.warn({ err, hash: entry.hash }, 'site file stream failed');
-      });
+      this.responses[status]! += 1;
+      res.stream(status, headers, stream as Readable, (err) =>
+        this.ctx.logger.warn({ err, hash: entry.hash }, 'site file stream failed'),
+      );
     });
   }
 
@@ -579,40 +588,37 @@ class SiteRequestHandler {
   private sendHtml(sr: SiteRequest, html: string): void {
     const body = Buffer.from(html);
     const headers = htmlHeaders(body, sr.protected ? PRIVATE_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL);
-    this.writeHead(sr.res, 200, headers);
-    sr.res.end(sr.head ? undefined : body);
+    this.send(sr.res, 200, headers, sr.head ? undefined : body);
   }
 
-  private sendPage(req: IncomingMessage, res: ServerResponse, page: BuiltinPage): void {
-    this.writeHead(res, page.status, page.headers);
-    res.end(req.method === 'HEAD' ? undefined : page.body);
+  private sendPage(req: SiteRequestHead, res: SiteResponse, page: BuiltinPage): void {
+    this.send(res, page.status, page.headers, req.method === 'HEAD' ? undefined : page.body);
   }
 
-  private redirect(res: ServerResponse, status: number, location: string): void {
-    this.writeHead(res, status, {
+  private redirect(res: SiteResponse, status: number, location: string): void {
+    this.send(res, status, {
       Location: location,
       'Content-Length': '0',
       'Cache-Control': PAGE_CACHE_CONTROL,
     });
-    res.end();
   }
 
-  private writeHead(res: ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
+  private send(res: SiteResponse, status: number, headers: OutgoingHttpHeaders, body?: Buffer): void {
     this.responses[status]! += 1;
-    res.writeHead(status, headers);
+    res.send(status, headers, body);
   }
 
   /** Continues a request once `work` settles; a rejection or a throw in `next` answers 500. */
   private after<T>(
-    req: IncomingMessage,
-    res: ServerResponse,
+    req: SiteRequestHead,
+    res: SiteResponse,
     work: Promise<T>,
     next: (value: T) => void,
   ): void {
     work.then(next).catch((err: unknown) => this.fail(req, res, err));
   }
 
-  private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  private fail(req: SiteRequestHead, res: SiteResponse, err: unknown): void {
     // The URL path and host only: never headers (cookies) or bodies (passwords).
     this.ctx.logger.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
     try {
@@ -625,7 +631,7 @@ class SiteRequestHandler {
 
   // ---- password gate ------------------------------------------------------------------------------
 
-  private hasSession(req: IncomingMessage, state: SiteState): boolean {
+  private hasSession(req: SiteRequestHead, state: SiteState): boolean {
     const record = state.record!;
     const value = cookieValue(req.headers.cookie, passwordCookieName(record.slug));
     if (value === undefined) return false;
@@ -646,33 +652,37 @@ class SiteRequestHandler {
   }
 
   private sendPasswordForm(
-    req: IncomingMessage,
-    res: ServerResponse,
+    req: SiteRequestHead,
+    res: SiteResponse,
     status: number,
     message: string | null,
   ): void {
     const body = Buffer.from(passwordFormPage(message));
-    this.writeHead(res, status, {
-      ...htmlHeaders(body),
-      'WWW-Authenticate': PASSWORD_CHALLENGE,
-      // The form must not be framed by another site (clickjacking of the password field).
-      'Content-Security-Policy': "frame-ancestors 'none'",
-    });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    this.send(
+      res,
+      status,
+      {
+        ...htmlHeaders(body),
+        'WWW-Authenticate': PASSWORD_CHALLENGE,
+        // The form must not be framed by another site (clickjacking of the password field).
+        'Content-Security-Policy': "frame-ancestors 'none'",
+      },
+      req.method === 'HEAD' ? undefined : body,
+    );
   }
 
-  private async submitPassword(req: IncomingMessage, res: ServerResponse, state: SiteState): Promise<void> {
+  private async submitPassword(req: IncomingMessage, res: SiteResponse, state: SiteState): Promise<void> {
     const record = state.record!;
     const now = this.ctx.clock.now();
     const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientIp(req), now);
     if (!attempt.allowed) {
       const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
-      this.writeHead(res, 429, {
-        ...htmlHeaders(body),
-        'Retry-After': String(attempt.retryAfterS),
-        Connection: 'close',
-      });
-      res.end(body);
+      this.send(
+        res,
+        429,
+        { ...htmlHeaders(body), 'Retry-After': String(attempt.retryAfterS), Connection: 'close' },
+        body,
+      );
       return;
     }
     const form = await readPasswordForm(req);
@@ -698,13 +708,12 @@ class SiteRequestHandler {
       this.ctx.config.scheme === 'https',
     );
     // RFC 9110 §15.4.4: 303 turns the POST into a GET of the page the form was shown on.
-    this.writeHead(res, 303, {
+    this.send(res, 303, {
       Location: returnLocation(req.url),
       'Set-Cookie': cookie,
       'Content-Length': '0',
       'Cache-Control': 'no-store',
     });
-    res.end();
   }
 
   /** The client address for the wrong-guess limit (X-Forwarded-For's first entry behind a trusted proxy). */

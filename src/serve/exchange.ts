@@ -1,0 +1,57 @@
+// What the site server reads of a request and how it answers. Two transports carry site requests:
+// node:http (NodeSiteResponse below; every request the fast path does not take, and every POST) and the
+// site fast path (http1/connection.ts; plain GET and HEAD on keep-alive connections).
+
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
+
+/** The parts of a request the site server reads (node's IncomingMessage has them too). */
+export interface SiteRequestHead {
+  readonly method?: string | undefined;
+  /** The request target as sent. */
+  readonly url?: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+}
+
+export interface SiteResponse {
+  /**
+   * Sends the status line, `headers` and `body` (undefined: none, as for HEAD, 304 or redirects).
+   * Header objects are serialized once and reused by the fast path: do not mutate one after use.
+   */
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer): void;
+  /** Sends the status line and `headers`, then `body` with backpressure; destroys `body` if the client leaves. */
+  stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void;
+  readonly headersSent: boolean;
+  /** The client is gone. */
+  readonly destroyed: boolean;
+  /** Aborts the connection (after a failure once the head was sent). */
+  destroy(): void;
+}
+
+export class NodeSiteResponse implements SiteResponse {
+  constructor(private readonly res: ServerResponse) {}
+
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer): void {
+    this.res.writeHead(status, headers);
+    this.res.end(body);
+  }
+
+  stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
+    this.res.writeHead(status, headers);
+    pipeline(body, this.res, (err) => {
+      if (err && !this.res.destroyed) onError(err);
+    });
+  }
+
+  get headersSent(): boolean {
+    return this.res.headersSent;
+  }
+
+  get destroyed(): boolean {
+    return this.res.destroyed;
+  }
+
+  destroy(): void {
+    this.res.destroy();
+  }
+}
