@@ -14,12 +14,13 @@ import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { registerErrorHandling } from './http/errors.js';
 import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
-import { createMetrics, observeRequest } from './http/metrics.js';
+import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { opsRoutes } from './http/ops.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { NodeSiteResponse } from './serve/exchange.js';
+import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
 import { createSiteServer } from './serve/site-server.js';
 
@@ -111,6 +112,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(siteRoutes(publishDeps));
   await app.register(uploadRoutes(publishDeps));
 
+  if (ctx.config.serveFastPath) {
+    const fastPath = installSiteFastPath(app.server, {
+      isSiteHost: (hostname) => hostTarget(hostname, baseHost) === 'site',
+      handle: (req, res, hostname) => siteServer.handle(req, res, hostname),
+    });
+    registerFastPathMetrics(metrics, () => fastPath.stats());
+    // node:http closes its idle connections on close; the fast path's are its own to close.
+    app.addHook('preClose', (done) => {
+      fastPath.closeIdle();
+      done();
+    });
+  }
   app.addHook('onClose', async () => siteServer.close());
   await app.ready();
   return app;

@@ -80,6 +80,11 @@ export interface Config {
   planOverrides: Partial<Record<PlanName, Partial<PlanLimits>>>;
   /** SERVE_CACHE_MB (default 256): memory bound of the site server's record, manifest and blob caches. */
   serveCacheBytes: number;
+  /**
+   * SERVE_FAST_PATH (default true): plain GET/HEAD requests to site hosts are answered by the site fast
+   * path (src/serve/http1/) instead of node:http's request objects. false sends everything through node:http.
+   */
+  serveFastPath: boolean;
   /** SWEEP_INTERVAL_S (default 300): how often expired sites, stale pending versions and unreferenced blobs are swept. */
   sweepIntervalMs: number;
   /** ANONYMOUS_GRACE_S (default 86400): how long an expired anonymous site stays (answering 410) before it is deleted. */
@@ -309,6 +314,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     planOverrides: planOverrides(env),
     serveCacheBytes: int(env, 'SERVE_CACHE_MB', 256, 1, 1 << 20) * 1024 * 1024,
+    serveFastPath: bool(env, 'SERVE_FAST_PATH', true),
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_S', 300, 1) * 1000,
     anonymousGraceMs: int(env, 'ANONYMOUS_GRACE_S', 86_400, 0) * 1000,
   };

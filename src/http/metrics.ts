@@ -1,6 +1,6 @@
 // Prometheus metrics (prom-client), one registry per app so tests can build several apps.
 
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -41,4 +41,41 @@ export function observeRequest(
   const labels = { method, route, status: String(status) };
   metrics.requests.inc(labels);
   metrics.duration.observe(labels, seconds);
+}
+
+/** The site fast path's counters (src/serve/http1/connection.ts), read at scrape time. */
+export function registerFastPathMetrics(
+  metrics: Metrics,
+  stats: () => { connections: number; requests: number; handedOff: number },
+): void {
+  let requests = 0;
+  let handedOff = 0;
+  new Counter({
+    name: 'slipway_site_fast_path_requests_total',
+    help: 'Site requests answered by the fast path (the rest go through node:http)',
+    registers: [metrics.registry],
+    collect() {
+      const now = stats().requests;
+      this.inc(now - requests);
+      requests = now;
+    },
+  });
+  new Counter({
+    name: 'slipway_site_fast_path_handoffs_total',
+    help: 'Connections the fast path handed to node:http (API host, bodies, unusual requests)',
+    registers: [metrics.registry],
+    collect() {
+      const now = stats().handedOff;
+      this.inc(now - handedOff);
+      handedOff = now;
+    },
+  });
+  new Gauge({
+    name: 'slipway_site_fast_path_connections',
+    help: 'Open connections held by the site fast path',
+    registers: [metrics.registry],
+    collect() {
+      this.set(stats().connections);
+    },
+  });
 }

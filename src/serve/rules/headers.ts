@@ -12,7 +12,7 @@
 //   Transfer-Encoding, Upgrade;
 // - framing and representation metadata the server derives from the bytes it sends: Content-Length,
 //   Content-Encoding, Content-Range, and the validators/range support its 304/206 logic relies on:
-//   ETag, Last-Modified, Accept-Ranges;
+//   ETag, Last-Modified, Accept-Ranges; and Date, the server's clock (RFC 9110 §6.6.1);
 // - Set-Cookie: sites share a parent domain, so a cookie could be scoped to it and leak into, or fixate
 //   sessions on, other sites (cookie tossing).
 // Content-Type and Cache-Control may be overridden (common, and harmless to framing).
@@ -48,6 +48,7 @@ export const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
   'etag',
   'last-modified',
   'accept-ranges',
+  'date',
   'set-cookie',
 ]);
 

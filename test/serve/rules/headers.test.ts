@@ -188,6 +188,7 @@ const forbidden = [
   'ETag',
   'Last-Modified',
   'Accept-Ranges',
+  'Date',
   'Set-Cookie',
 ];
 

@@ -1,0 +1,419 @@
+// The site fast path: plain GET and HEAD requests to site hosts are read off the socket and answered
+// here, without node:http's per-request machinery (IncomingMessage, ServerResponse, header validation on
+// every writeHead). The first request of a connection that is anything else — the API host, a body, a
+// malformed or unusual head — hands the connection, bytes already read included, to node:http's own
+// connection listener, which serves it from then on exactly as it would have without this module.
+//
+// Keep-alive, pipelining (answered in order, one at a time), write backpressure, the server's
+// keepAliveTimeout and headersTimeout, half-closed clients and graceful close follow node:http's
+// behaviour. DESIGN "Performance targets": bare node:http alone is ~0.6 x nginx; this is the headroom.
+
+import type { OutgoingHttpHeaders, Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import type { SiteRequestHead, SiteResponse } from '../exchange.js';
+import { hostnameOf } from '../resolve-host.js';
+import {
+  MAX_HEAD_BYTES,
+  parseRequestHead,
+  type RequestHead,
+  type SiteRequestHeaders,
+} from './request-head.js';
+import { currentDateLine, headerBlock, statusHasNoBody, statusLine } from './response-head.js';
+
+export interface SiteFastPathOptions {
+  /** Whether requests for this hostname (as hostnameOf gives it) belong to the site server. */
+  isSiteHost(hostname: string): boolean;
+  /** The site server's entry point. */
+  handle(req: SiteRequestHead, res: SiteResponse, hostname: string): void;
+}
+
+export interface SiteFastPath {
+  /** Destroys idle connections and closes the others after their current response (server close). */
+  closeIdle(): void;
+  /** Connections the fast path holds now, and requests it answered (for tests and metrics). */
+  stats(): { connections: number; requests: number; handedOff: number };
+}
+
+/** Bodies up to this size are copied behind the head and sent in one write; larger ones are written as-is. */
+const COALESCE_MAX_BYTES = 32 * 1024;
+/** Pipelined bytes buffered while a response is in progress before the socket is paused. */
+const MAX_PIPELINED_BYTES = 64 * 1024;
+const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
+const CONNECTION_CLOSE = 'Connection: close\r\n';
+/** node:http's answer when a head does not arrive within headersTimeout. */
+const REQUEST_TIMEOUT_RESPONSE = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
+
+/**
+ * Takes over `server`'s connections: site GET/HEAD requests are answered by `options.handle` through the
+ * fast path; every other connection goes to node:http's listener (and so to the server's request handler).
+ */
+export function installSiteFastPath(server: Server, options: SiteFastPathOptions): SiteFastPath {
+  const nodeListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
+  if (nodeListeners.length !== 1) {
+    throw new Error(`expected node:http's one connection listener, found ${nodeListeners.length}`);
+  }
+  const nodeConnection = nodeListeners[0]!;
+  server.removeAllListeners('connection');
+  const front = new FastPath(server, options, (socket) => nodeConnection.call(server, socket));
+  server.on('connection', (socket: Socket) => front.accept(socket));
+  return front;
+}
+
+class FastPath implements SiteFastPath {
+  readonly connections = new Set<Http1Connection>();
+  /** Seconds since start, advanced by the sweep timer; connections stamp their activity with it. */
+  tick = 0;
+  requests = 0;
+  handedOff = 0;
+  closing = false;
+  readonly keepAliveLines: string;
+  private readonly sweepTimer: NodeJS.Timeout;
+
+  constructor(
+    readonly server: Server,
+    readonly options: SiteFastPathOptions,
+    readonly toNode: (socket: Socket) => void,
+  ) {
+    const keepAliveS = Math.floor(server.keepAliveTimeout / 1000);
+    this.keepAliveLines =
+      keepAliveS > 0
+        ? `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveS}\r\n`
+        : 'Connection: keep-alive\r\n';
+    this.sweepTimer = setInterval(() => this.sweep(), 1000);
+    this.sweepTimer.unref();
+    server.once('close', () => clearInterval(this.sweepTimer));
+  }
+
+  accept(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    this.connections.add(new Http1Connection(this, socket));
+  }
+
+  /** Connections may stay open; false once the server is closing. */
+  get keepAlive(): boolean {
+    return !this.closing && this.server.listening;
+  }
+
+  closeIdle(): void {
+    this.closing = true;
+    for (const conn of this.connections) conn.closeIfIdle();
+  }
+
+  stats(): { connections: number; requests: number; handedOff: number } {
+    return { connections: this.connections.size, requests: this.requests, handedOff: this.handedOff };
+  }
+
+  /** node:http's timeouts, at one-second resolution: a head must arrive in time; idle keep-alives end. */
+  private sweep(): void {
+    this.tick++;
+    const headersTicks = Math.ceil(this.server.headersTimeout / 1000);
+    const keepAliveMs = this.server.keepAliveTimeout;
+    const idleTicks = Math.ceil(keepAliveMs / 1000);
+    for (const conn of this.connections)
+      conn.checkTimeouts(this.tick, headersTicks, keepAliveMs > 0 ? idleTicks : 0);
+    if (!this.server.listening) this.closeIdle();
+  }
+}
+
+/** One request on the fast path: what the site server reads, and its response. */
+class Exchange implements SiteRequestHead, SiteResponse {
+  readonly method: 'GET' | 'HEAD';
+  readonly url: string;
+  readonly headers: SiteRequestHeaders;
+  readonly keepAlive: boolean;
+  headersSent = false;
+
+  constructor(
+    private readonly conn: Http1Connection,
+    head: RequestHead,
+  ) {
+    this.method = head.method;
+    this.url = head.url;
+    this.headers = head.headers;
+    this.keepAlive = head.keepAlive;
+  }
+
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer): void {
+    this.conn.send(this, status, headers, body);
+  }
+
+  stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
+    this.conn.stream(this, status, headers, body, onError);
+  }
+
+  get destroyed(): boolean {
+    return this.conn.socket.destroyed;
+  }
+
+  destroy(): void {
+    this.conn.socket.destroy();
+  }
+}
+
+class Http1Connection {
+  /** Bytes read and not yet parsed (a partial head, or pipelined requests). */
+  private buffered: Buffer | null = null;
+  /** The request being answered; later pipelined requests wait in `buffered`. */
+  private current: Exchange | null = null;
+  private streaming: Readable | null = null;
+  private awaitingDrain = false;
+  /** Inside process(): a response sent synchronously must not re-enter it. */
+  private processing = false;
+  /** The client sent FIN (the server allows half-open connections, as node:http does). */
+  private ended = false;
+  private done = false;
+  /** Responses finished on this connection. */
+  private served = 0;
+  /** Tick of the last byte read, and of the start of the head being awaited. */
+  private lastActive: number;
+  private headStarted: number;
+
+  constructor(
+    private readonly front: FastPath,
+    readonly socket: Socket,
+  ) {
+    this.lastActive = front.tick;
+    this.headStarted = front.tick;
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('error', this.onError);
+    socket.on('close', this.onClose);
+  }
+
+  // ---- reading ------------------------------------------------------------------------------------
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.done) return;
+    this.lastActive = this.front.tick;
+    if (this.buffered === null) {
+      this.buffered = chunk;
+      if (this.current === null) this.headStarted = this.front.tick;
+    } else {
+      this.buffered = Buffer.concat([this.buffered, chunk]);
+    }
+    if (this.current !== null) {
+      if (this.buffered.length > MAX_PIPELINED_BYTES) this.socket.pause();
+      return;
+    }
+    this.process();
+  };
+
+  /** Answers the complete requests in `buffered`, in order, until one is in progress or more bytes are needed. */
+  private process(): void {
+    this.processing = true;
+    try {
+      while (this.buffered !== null && this.current === null && !this.done) {
+        if (this.socket.writableNeedDrain) {
+          // The client is not reading its responses: stop reading its requests until it does.
+          this.socket.pause();
+          if (!this.awaitingDrain) {
+            this.awaitingDrain = true;
+            this.socket.once('drain', this.onDrain);
+          }
+          return;
+        }
+        const buf = this.buffered;
+        const end = buf.indexOf(CRLF_CRLF);
+        if (end < 0 || end + 4 > MAX_HEAD_BYTES) {
+          if (buf.length > MAX_HEAD_BYTES) {
+            this.handOff();
+            return;
+          }
+          break; // a partial head: wait for more bytes
+        }
+        const head = parseRequestHead(buf.toString('latin1', 0, end + 2));
+        const hostname = head === null ? '' : hostnameOf(head.headers.host);
+        if (head === null || !this.front.options.isSiteHost(hostname)) {
+          this.handOff();
+          return;
+        }
+        this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
+        this.headStarted = this.front.tick;
+        const exchange = new Exchange(this, head);
+        this.current = exchange;
+        this.front.requests++;
+        this.front.options.handle(exchange, exchange, hostname);
+      }
+      if (this.ended && this.current === null && !this.done) this.end();
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  private readonly onDrain = (): void => {
+    this.awaitingDrain = false;
+    if (this.done) return;
+    this.socket.resume();
+    this.process();
+  };
+
+  private readonly onEnd = (): void => {
+    this.ended = true;
+    if (this.current === null && !this.processing) this.process();
+  };
+
+  private readonly onError = (): void => {
+    // Resets and broken pipes end the connection; 'close' follows. Nothing to answer.
+  };
+
+  private readonly onClose = (): void => {
+    this.done = true;
+    this.buffered = null;
+    this.current = null;
+    this.streaming?.destroy();
+    this.streaming = null;
+    this.front.connections.delete(this);
+  };
+
+  /**
+   * From the current request on, node:http serves this connection: the bytes already read go back in
+   * front of the socket's stream and node's connection listener takes it (as for any new connection).
+   */
+  private handOff(): void {
+    this.done = true;
+    this.front.connections.delete(this);
+    this.front.handedOff++;
+    const socket = this.socket;
+    socket.pause();
+    socket.removeListener('data', this.onData);
+    socket.removeListener('end', this.onEnd);
+    socket.removeListener('error', this.onError);
+    socket.removeListener('close', this.onClose);
+    socket.removeListener('drain', this.onDrain);
+    if (this.buffered !== null) socket.unshift(this.buffered);
+    this.buffered = null;
+    this.front.toNode(socket);
+    socket.resume();
+  }
+
+  // ---- writing ------------------------------------------------------------------------------------
+
+  send(exchange: Exchange, status: number, headers: OutgoingHttpHeaders, body: Buffer | undefined): void {
+    const keepAlive = this.begin(exchange);
+    const head = this.head(exchange, status, headers, keepAlive, body?.length ?? 0);
+    const socket = this.socket;
+    if (body === undefined || body.length === 0 || exchange.method === 'HEAD' || statusHasNoBody(status)) {
+      socket.write(head, 'latin1');
+    } else if (body.length <= COALESCE_MAX_BYTES) {
+      // One buffer, one write syscall: cheaper than writev's bookkeeping for small bodies.
+      const out = Buffer.allocUnsafe(head.length + body.length);
+      out.write(head, 0, 'latin1');
+      body.copy(out, head.length);
+      socket.write(out);
+    } else {
+      socket.cork();
+      socket.write(head, 'latin1');
+      socket.write(body);
+      socket.uncork();
+    }
+    this.finish(keepAlive);
+  }
+
+  stream(
+    exchange: Exchange,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body: Readable,
+    onError: (err: Error) => void,
+  ): void {
+    const keepAlive = this.begin(exchange);
+    const block = headerBlock(headers);
+    // Without a length the body can only be delimited by closing the connection (RFC 9112 §6.3).
+    const persistent = keepAlive && block.hasLength;
+    this.socket.write(this.head(exchange, status, headers, persistent, -1), 'latin1');
+    if (exchange.method === 'HEAD') {
+      body.destroy();
+      this.finish(persistent);
+      return;
+    }
+    this.streaming = body;
+    body.once('error', (err) => {
+      this.streaming = null;
+      onError(err);
+      this.socket.destroy(); // the head promised bytes that will not come
+    });
+    body.once('end', () => {
+      if (this.streaming !== body) return;
+      this.streaming = null;
+      body.unpipe(this.socket);
+      this.finish(persistent);
+    });
+    body.pipe(this.socket, { end: false });
+  }
+
+  /** Marks the response started; whether the connection stays open after it. */
+  private begin(exchange: Exchange): boolean {
+    if (exchange !== this.current || exchange.headersSent) throw new Error('response already sent');
+    exchange.headersSent = true;
+    return exchange.keepAlive && !this.ended && this.front.keepAlive;
+  }
+
+  private head(
+    exchange: Exchange,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    keepAlive: boolean,
+    bodyLength: number,
+  ): string {
+    const block = headerBlock(headers);
+    let head =
+      statusLine(status) +
+      currentDateLine() +
+      (keepAlive ? this.front.keepAliveLines : CONNECTION_CLOSE) +
+      block.text;
+    if (!block.hasLength && bodyLength >= 0 && !statusHasNoBody(status) && exchange.method !== 'HEAD') {
+      head += `Content-Length: ${bodyLength}\r\n`;
+    }
+    return head + '\r\n';
+  }
+
+  /** The response is written: close, or go on with the next pipelined request. */
+  private finish(keepAlive: boolean): void {
+    this.current = null;
+    this.served++;
+    this.lastActive = this.front.tick;
+    if (!keepAlive) {
+      this.end();
+      return;
+    }
+    if (this.socket.isPaused() && !this.socket.writableNeedDrain) this.socket.resume();
+    if (!this.processing) this.process();
+  }
+
+  private end(): void {
+    this.done = true;
+    this.buffered = null;
+    this.socket.end();
+  }
+
+  // ---- timeouts and close -------------------------------------------------------------------------
+
+  checkTimeouts(tick: number, headersTicks: number, idleTicks: number): void {
+    if (this.done || this.current !== null) return;
+    if (this.buffered !== null) {
+      // A head has begun and is not complete: node:http answers 408 after headersTimeout.
+      if (headersTicks > 0 && tick - this.headStarted > headersTicks) {
+        this.done = true;
+        this.socket.end(REQUEST_TIMEOUT_RESPONSE, 'latin1');
+      }
+      return;
+    }
+    // Nothing pending: a new connection gets headersTimeout for its first request, a used one keepAliveTimeout.
+    const limit = this.served === 0 ? headersTicks : idleTicks;
+    if (limit > 0 && tick - this.lastActive > limit) {
+      this.done = true;
+      this.socket.destroy();
+    }
+  }
+
+  closeIfIdle(): void {
+    if (this.current === null && this.buffered === null && !this.done) {
+      this.done = true;
+      this.socket.destroy();
+    }
+  }
+}
