@@ -44,7 +44,9 @@ export type App = FastifyInstance;
 
 export async function buildApp(ctx: AppContext): Promise<App> {
   const metrics = createMetrics();
-  const siteServer = createSiteServer(ctx, metrics);
+  // SERVE_CACHE_MB bounds all serving memory: with the fast path, its response memo takes an eighth.
+  const memoBytes = ctx.config.serveFastPath ? Math.floor(ctx.config.serveCacheBytes / 8) : 0;
+  const siteServer = createSiteServer(ctx, metrics, ctx.config.serveCacheBytes - memoBytes);
   const { baseHost } = ctx.config;
 
   const app = Fastify({
@@ -116,6 +118,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const fastPath = installSiteFastPath(app.server, {
       isSiteHost: (hostname) => hostTarget(hostname, baseHost) === 'site',
       handle: (req, res, hostname) => siteServer.handle(req, res, hostname),
+      memoBytes,
+      generation: () => siteServer.generation(),
+      now: () => ctx.clock.now(),
+      countResponse: (status) => siteServer.countResponse(status),
     });
     registerFastPathMetrics(metrics, () => fastPath.stats());
     // node:http closes its idle connections on close; the fast path's are its own to close.

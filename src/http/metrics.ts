@@ -46,10 +46,17 @@ export function observeRequest(
 /** The site fast path's counters (src/serve/http1/connection.ts), read at scrape time. */
 export function registerFastPathMetrics(
   metrics: Metrics,
-  stats: () => { connections: number; requests: number; handedOff: number },
+  stats: () => {
+    connections: number;
+    requests: number;
+    handedOff: number;
+    memoHits: number;
+    memoBytes: number;
+  },
 ): void {
   let requests = 0;
   let handedOff = 0;
+  let memoHits = 0;
   new Counter({
     name: 'slipway_site_fast_path_requests_total',
     help: 'Site requests answered by the fast path (the rest go through node:http)',
@@ -76,6 +83,24 @@ export function registerFastPathMetrics(
     registers: [metrics.registry],
     collect() {
       this.set(stats().connections);
+    },
+  });
+  new Counter({
+    name: 'slipway_site_fast_path_memo_hits_total',
+    help: 'Fast-path requests answered from the response memo',
+    registers: [metrics.registry],
+    collect() {
+      const now = stats().memoHits;
+      this.inc(now - memoHits);
+      memoHits = now;
+    },
+  });
+  new Gauge({
+    name: 'slipway_site_fast_path_memo_bytes',
+    help: 'Memory held by memoized site responses (an eighth of SERVE_CACHE_MB at most)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(stats().memoBytes);
     },
   });
 }

@@ -240,8 +240,15 @@ export class SiteCatalog {
 
   // ---- invalidation -----------------------------------------------------------------------------
 
+  /**
+   * Counts change events: anything derived from the catalog (the fast path's response memo) is valid only
+   * while this is unchanged. Events are rare next to requests, so one counter for all sites is enough.
+   */
+  generation = 0;
+
   /** Applies a change event (subscribed to ctx.changes by the site server). */
   invalidate(change: SiteChange): void {
+    this.generation++;
     if (change.kind === 'all') {
       this.hosts.clear();
       this.unknownHosts.clear();

@@ -62,6 +62,10 @@ export interface SiteServer {
    * by a caller that already has it, saving the work of normalising the Host header twice.
    */
   handle(req: SiteRequestHead, res: SiteResponse, hostname?: string): void;
+  /** Change events seen so far: a response marked reusable stays valid only while this is unchanged. */
+  generation(): number;
+  /** Counts a response a transport answered from its memo (site responses by status, in /metrics). */
+  countResponse(status: number): void;
   /** Stops listening to change events. */
   close(): void;
 }
@@ -91,13 +95,18 @@ interface SiteRequest {
   readonly protected: boolean;
 }
 
-export function createSiteServer(ctx: AppContext, metrics: Metrics): SiteServer {
+/** `cacheBytes`: the catalog's memory bound (default SERVE_CACHE_MB; less when the fast path's memo shares it). */
+export function createSiteServer(
+  ctx: AppContext,
+  metrics: Metrics,
+  cacheBytes = ctx.config.serveCacheBytes,
+): SiteServer {
   const catalog = new SiteCatalog({
     db: ctx.db,
     blobs: ctx.blobs,
     logger: ctx.logger,
     clock: ctx.clock,
-    cacheBytes: ctx.config.serveCacheBytes,
+    cacheBytes,
     resolveHost: (hostname) => resolveSiteForHost(ctx.db, ctx.config.siteHost, hostname),
   });
   const unsubscribe = ctx.changes.subscribe((change) => catalog.invalidate(change));
@@ -105,6 +114,10 @@ export function createSiteServer(ctx: AppContext, metrics: Metrics): SiteServer 
   registerSiteMetrics(metrics, catalog, server.responses);
   return {
     handle: (req, res, hostname) => server.handle(req, res, hostname),
+    generation: () => catalog.generation,
+    countResponse: (status) => {
+      server.responses[status]! += 1;
+    },
     close: unsubscribe,
   };
 }
@@ -474,26 +487,33 @@ class SiteRequestHandler {
     }
     const body = this.catalog.bodyNow(rep);
     if (body !== undefined) {
-      this.send(
-        res,
-        status,
-        headers,
-        start === 0 && end === body.length - 1 ? body : body.subarray(start, end + 1),
-      );
+      this.sendBody(sr, status, headers, body, start, end);
       return;
     }
     if (rep.encoding === null && entry.size > this.catalog.maxMemoryBodyBytes) {
       this.streamBlob(sr, entry, status, headers, start, end);
       return;
     }
-    this.after(sr.req, res, this.catalog.loadBody(entry, rep), (bytes) => {
-      this.send(
-        res,
-        status,
-        headers,
-        start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1),
-      );
-    });
+    this.after(sr.req, res, this.catalog.loadBody(entry, rep), (bytes) =>
+      this.sendBody(sr, status, headers, bytes, start, end),
+    );
+  }
+
+  private sendBody(
+    sr: SiteRequest,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    const whole = start === 0 && end === body.length - 1;
+    if (status === 200 && whole && !sr.protected) {
+      // A whole public file: the same request gets the same bytes until expiry or a change event.
+      this.send(sr.res, status, headers, body, sr.state.record!.expiresAt ?? Number.POSITIVE_INFINITY);
+      return;
+    }
+    this.send(sr.res, status, headers, whole ? body : body.subarray(start, end + 1));
   }
 
   /** Large files: piped from the blob store with backpressure; the store is closed if the client leaves. */
@@ -603,9 +623,15 @@ class SiteRequestHandler {
     });
   }
 
-  private send(res: SiteResponse, status: number, headers: OutgoingHttpHeaders, body?: Buffer): void {
+  private send(
+    res: SiteResponse,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body?: Buffer,
+    reusableUntil?: number,
+  ): void {
     this.responses[status]! += 1;
-    res.send(status, headers, body);
+    res.send(status, headers, body, reusableUntil);
   }
 
   /** Continues a request once `work` settles; a rejection or a throw in `next` answers 500. */

@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 
 export interface S3rverHandle {
   /** `http://127.0.0.1:<port>`; use with forcePathStyle: true. */
@@ -115,6 +116,15 @@ export async function startS3rver(): Promise<S3rverHandle> {
     throw err;
   }
 
+  try {
+    await keepTempFolder(`http://127.0.0.1:${port}`, bucket);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited.catch(() => {});
+    await rm(directory, { recursive: true, force: true });
+    throw err;
+  }
+
   // A forgotten close() must not keep the test process alive: once it exits, the child sees the IPC
   // channel close and shuts down (removing its directory) by itself.
   setRefed(child, false);
@@ -143,6 +153,26 @@ export async function startS3rver(): Promise<S3rverHandle> {
       return closing;
     },
   };
+}
+
+/**
+ * s3rver's DeleteObject removes a key's folder once it is empty, and a concurrent PutObject into that
+ * folder then fails with ENOENT. The S3 blob store puts every upload to `tmp/<random>` and deletes it after
+ * the copy, so parallel uploads can hit this race; one object kept under `tmp/` keeps the folder (as
+ * bench/lib/serve-backends.ts does). Real S3 has no folders and no such race.
+ */
+async function keepTempFolder(endpoint: string, bucket: string): Promise<void> {
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+  try {
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'tmp/.keep', Body: '' }));
+  } finally {
+    client.destroy();
+  }
 }
 
 function setRefed(child: ChildProcess, refed: boolean): void {

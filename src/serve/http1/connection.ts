@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { SiteRequestHead, SiteResponse } from '../exchange.js';
 import { hostnameOf } from '../resolve-host.js';
+import { MEMO_MAX_ENTRY_BYTES, ResponseMemo } from './memo.js';
 import {
   MAX_HEAD_BYTES,
   parseRequestHead,
@@ -26,13 +27,42 @@ export interface SiteFastPathOptions {
   isSiteHost(hostname: string): boolean;
   /** The site server's entry point. */
   handle(req: SiteRequestHead, res: SiteResponse, hostname: string): void;
+  /** Memory for memoized responses (memo.ts); 0 turns the memo off. */
+  memoBytes: number;
+  /** The site server's change-event count (memo entries are valid for one generation). */
+  generation(): number;
+  /** Epoch ms on the service clock (memo entries end at their site's expiry). */
+  now(): number;
+  /** Counts a response answered from the memo (the site server's responses-by-status metric). */
+  countResponse(status: number): void;
 }
 
 export interface SiteFastPath {
   /** Destroys idle connections and closes the others after their current response (server close). */
   closeIdle(): void;
   /** Connections the fast path holds now, and requests it answered (for tests and metrics). */
-  stats(): { connections: number; requests: number; handedOff: number };
+  stats(): FastPathStats;
+}
+
+export interface FastPathStats {
+  connections: number;
+  requests: number;
+  handedOff: number;
+  memoHits: number;
+  memoBytes: number;
+}
+
+/** A GET whose response can only depend on method, Host, target and Accept-Encoding (see SiteResponse.send). */
+function isMemoCandidate(head: RequestHead): boolean {
+  const h = head.headers;
+  return (
+    head.method === 'GET' &&
+    h.range === undefined &&
+    h['if-range'] === undefined &&
+    h['if-none-match'] === undefined &&
+    h['if-modified-since'] === undefined &&
+    h.cookie === undefined
+  );
 }
 
 /** Bodies up to this size are copied behind the head and sent in one write; larger ones are written as-is. */
@@ -66,7 +96,9 @@ class FastPath implements SiteFastPath {
   tick = 0;
   requests = 0;
   handedOff = 0;
+  memoHits = 0;
   closing = false;
+  readonly memo: ResponseMemo | null;
   readonly keepAliveLines: string;
   private readonly sweepTimer: NodeJS.Timeout;
 
@@ -75,6 +107,7 @@ class FastPath implements SiteFastPath {
     readonly options: SiteFastPathOptions,
     readonly toNode: (socket: Socket) => void,
   ) {
+    this.memo = options.memoBytes > 0 ? new ResponseMemo(options.memoBytes) : null;
     const keepAliveS = Math.floor(server.keepAliveTimeout / 1000);
     this.keepAliveLines =
       keepAliveS > 0
@@ -103,8 +136,14 @@ class FastPath implements SiteFastPath {
     for (const conn of this.connections) conn.closeIfIdle();
   }
 
-  stats(): { connections: number; requests: number; handedOff: number } {
-    return { connections: this.connections.size, requests: this.requests, handedOff: this.handedOff };
+  stats(): FastPathStats {
+    return {
+      connections: this.connections.size,
+      requests: this.requests,
+      handedOff: this.handedOff,
+      memoHits: this.memoHits,
+      memoBytes: this.memo?.bytes ?? 0,
+    };
   }
 
   /** node:http's timeouts, at one-second resolution: a head must arrive in time; idle keep-alives end. */
@@ -130,6 +169,10 @@ class Exchange implements SiteRequestHead, SiteResponse {
   constructor(
     private readonly conn: Http1Connection,
     head: RequestHead,
+    /** Where a reusable response to this request is memoized (null: the request does not qualify). */
+    readonly memoKey: string | null,
+    /** The site server's generation when the request began. */
+    readonly generation: number,
   ) {
     this.method = head.method;
     this.url = head.url;
@@ -137,8 +180,8 @@ class Exchange implements SiteRequestHead, SiteResponse {
     this.keepAlive = head.keepAlive;
   }
 
-  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer): void {
-    this.conn.send(this, status, headers, body);
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reusableUntil?: number): void {
+    this.conn.send(this, status, headers, body, reusableUntil);
   }
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
@@ -226,6 +269,24 @@ class Http1Connection {
           break; // a partial head: wait for more bytes
         }
         const head = parseRequestHead(buf.toString('latin1', 0, end + 2));
+        const memo = this.front.memo;
+        let memoKey: string | null = null;
+        let generation = 0;
+        if (memo !== null && head !== null && isMemoCandidate(head)) {
+          // Memo entries exist only for site hosts (the site server marked them), so a hit needs no routing.
+          memoKey = ResponseMemo.key(head.headers.host ?? '', head.url, head.headers['accept-encoding']);
+          generation = this.front.options.generation();
+          const wire = memo.get(memoKey, generation, this.front.options.now());
+          if (wire !== undefined) {
+            this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
+            this.headStarted = this.front.tick;
+            this.front.requests++;
+            this.front.memoHits++;
+            this.front.options.countResponse(200);
+            this.sendWire(head.keepAlive, wire);
+            continue;
+          }
+        }
         const hostname = head === null ? '' : hostnameOf(head.headers.host);
         if (head === null || !this.front.options.isSiteHost(hostname)) {
           this.handOff();
@@ -233,7 +294,7 @@ class Http1Connection {
         }
         this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
         this.headStarted = this.front.tick;
-        const exchange = new Exchange(this, head);
+        const exchange = new Exchange(this, head, memoKey, generation);
         this.current = exchange;
         this.front.requests++;
         this.front.options.handle(exchange, exchange, hostname);
@@ -292,13 +353,39 @@ class Http1Connection {
 
   // ---- writing ------------------------------------------------------------------------------------
 
-  send(exchange: Exchange, status: number, headers: OutgoingHttpHeaders, body: Buffer | undefined): void {
+  send(
+    exchange: Exchange,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body: Buffer | undefined,
+    reusableUntil: number | undefined,
+  ): void {
     const keepAlive = this.begin(exchange);
     const head = this.head(exchange, status, headers, keepAlive, body?.length ?? 0);
-    const socket = this.socket;
     if (body === undefined || body.length === 0 || exchange.method === 'HEAD' || statusHasNoBody(status)) {
-      socket.write(head, 'latin1');
-    } else if (body.length <= COALESCE_MAX_BYTES) {
+      this.socket.write(head, 'latin1');
+    } else {
+      this.write(head, body);
+      if (reusableUntil !== undefined && exchange.memoKey !== null && status === 200) {
+        this.memoize(exchange, headers, body, reusableUntil);
+      }
+    }
+    this.finish(keepAlive);
+  }
+
+  /** A memoized 200: the status line and connection fields, then the stored fields and body. */
+  private sendWire(keepAliveRequested: boolean, wire: Buffer): void {
+    const keepAlive = keepAliveRequested && !this.ended && this.front.keepAlive;
+    this.write(
+      statusLine(200) + currentDateLine() + (keepAlive ? this.front.keepAliveLines : CONNECTION_CLOSE),
+      wire,
+    );
+    this.finish(keepAlive);
+  }
+
+  private write(head: string, body: Buffer): void {
+    const socket = this.socket;
+    if (body.length <= COALESCE_MAX_BYTES) {
       // One buffer, one write syscall: cheaper than writev's bookkeeping for small bodies.
       const out = Buffer.allocUnsafe(head.length + body.length);
       out.write(head, 0, 'latin1');
@@ -310,7 +397,19 @@ class Http1Connection {
       socket.write(body);
       socket.uncork();
     }
-    this.finish(keepAlive);
+  }
+
+  private memoize(exchange: Exchange, headers: OutgoingHttpHeaders, body: Buffer, until: number): void {
+    const block = headerBlock(headers);
+    const fields = block.hasLength
+      ? `${block.text}\r\n`
+      : `${block.text}Content-Length: ${body.length}\r\n\r\n`;
+    if (fields.length + body.length > MEMO_MAX_ENTRY_BYTES) return;
+    // Its own memory (not the shared pool): the entry outlives many requests.
+    const wire = Buffer.allocUnsafeSlow(fields.length + body.length);
+    wire.write(fields, 0, 'latin1');
+    body.copy(wire, fields.length);
+    this.front.memo!.set(exchange.memoKey!, { wire, generation: exchange.generation, until });
   }
 
   stream(

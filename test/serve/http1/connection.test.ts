@@ -8,7 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { httpServerOf } from '../../../src/app.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
-import { seedSite, setPassword, siteHost } from '../../helpers/seed.js';
+import {
+  addPendingVersion,
+  finalizeVersion,
+  seedSite,
+  setMetadata,
+  setPassword,
+  siteHost,
+} from '../../helpers/seed.js';
 
 interface Parsed {
   status: number;
@@ -316,6 +323,104 @@ describe('site fast path', { timeout: 60_000 }, () => {
       server.headersTimeout = saved.headers;
       server.keepAliveTimeout = saved.keepAlive;
     }
+  });
+});
+
+describe('site fast path: response memo', { timeout: 60_000 }, () => {
+  let t: TestApp;
+  const css = 'body { color: #123456; }\n'.repeat(300);
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await t.close();
+  });
+
+  const hits = () => fastPathCount(t, 'slipway_site_fast_path_memo_hits_total');
+
+  test('a repeated GET is answered from the memo with the same bytes and headers', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'memo me', 'style.css': css } });
+    const host = siteHost(slug, t.port);
+    const { socket, reader } = await open(t.port);
+    socket.write(get(host, '/'));
+    const first = await reader.next();
+    const before = await hits();
+    socket.write(get(host, '/'));
+    const second = await reader.next();
+    assert.equal((await hits()) - before, 1);
+    assert.equal(second.status, 200);
+    assert.equal(second.body.toString(), 'memo me');
+    const { date: _d1, ...h1 } = first.headers;
+    const { date: _d2, ...h2 } = second.headers;
+    assert.deepEqual(h2, h1);
+    assert.ok(second.headers.date);
+    socket.destroy();
+  });
+
+  test('Accept-Encoding is part of the key: br, gzip and identity stay apart', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'x', 'style.css': css } });
+    const host = siteHost(slug, t.port);
+    const { socket, reader } = await open(t.port);
+    for (let i = 0; i < 2; i++) {
+      socket.write(get(host, '/style.css', 'Accept-Encoding: br\r\n'));
+      assert.equal((await reader.next()).headers['content-encoding'], 'br');
+      socket.write(get(host, '/style.css', 'Accept-Encoding: gzip\r\n'));
+      assert.equal((await reader.next()).headers['content-encoding'], 'gzip');
+      socket.write(get(host, '/style.css'));
+      const plain = await reader.next();
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(plain.body.toString(), css);
+    }
+    socket.destroy();
+  });
+
+  test('a finalize, a password or an expiry ends memoized answers at once', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'version one' } });
+    const host = siteHost(slug, t.port);
+    const { socket, reader } = await open(t.port);
+    const page = async () => {
+      socket.write(get(host, '/'));
+      return reader.next();
+    };
+    await page();
+    assert.equal((await page()).body.toString(), 'version one');
+
+    const v2 = await addPendingVersion(t.ctx, slug, { 'index.html': 'version two' });
+    assert.equal((await page()).body.toString(), 'version one', 'pending is never served');
+    await finalizeVersion(t.ctx, slug, v2);
+    assert.equal((await page()).body.toString(), 'version two');
+    assert.equal((await page()).body.toString(), 'version two');
+
+    await setMetadata(t.ctx, slug, { expiresAt: t.clock.now() + 60_000 });
+    assert.equal((await page()).status, 200);
+    assert.equal((await page()).status, 200);
+    t.clock.advance(61_000);
+    assert.equal((await page()).status, 410, 'expiry needs no event');
+
+    await setMetadata(t.ctx, slug, { expiresAt: null });
+    assert.equal((await page()).status, 200);
+    await setPassword(t.ctx, slug, 'pw');
+    assert.equal((await page()).status, 401);
+    socket.destroy();
+  });
+
+  test('Range, conditionals and cookies bypass the memo', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': '0123456789' } });
+    const host = siteHost(slug, t.port);
+    const { socket, reader } = await open(t.port);
+    socket.write(get(host, '/') + get(host, '/'));
+    const full = await reader.next();
+    await reader.next();
+    socket.write(get(host, '/', 'Range: bytes=2-4\r\n'));
+    const part = await reader.next();
+    assert.equal(part.status, 206);
+    assert.equal(part.body.toString(), '234');
+    socket.write(get(host, '/', `If-None-Match: ${full.headers.etag}\r\n`));
+    assert.equal((await reader.next()).status, 304);
+    socket.write(get(host, '/', `If-Modified-Since: ${full.headers['last-modified']}\r\n`));
+    assert.equal((await reader.next()).status, 304);
+    socket.destroy();
   });
 });
 
