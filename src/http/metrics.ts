@@ -43,64 +43,62 @@ export function observeRequest(
   metrics.duration.observe(labels, seconds);
 }
 
-/** The site fast path's counters (src/serve/http1/connection.ts), read at scrape time. */
-export function registerFastPathMetrics(
-  metrics: Metrics,
-  stats: () => {
-    connections: number;
-    requests: number;
-    handedOff: number;
-    memoHits: number;
-    memoBytes: number;
-  },
-): void {
-  let requests = 0;
-  let handedOff = 0;
-  let memoHits = 0;
-  new Counter({
-    name: 'slipway_site_fast_path_requests_total',
-    help: 'Site requests answered by the fast path (the rest go through node:http)',
-    registers: [metrics.registry],
-    collect() {
-      const now = stats().requests;
-      this.inc(now - requests);
-      requests = now;
-    },
-  });
-  new Counter({
-    name: 'slipway_site_fast_path_handoffs_total',
-    help: 'Connections the fast path handed to node:http (API host, bodies, unusual requests)',
-    registers: [metrics.registry],
-    collect() {
-      const now = stats().handedOff;
-      this.inc(now - handedOff);
-      handedOff = now;
-    },
-  });
-  new Gauge({
-    name: 'slipway_site_fast_path_connections',
-    help: 'Open connections held by the site fast path',
-    registers: [metrics.registry],
-    collect() {
-      this.set(stats().connections);
-    },
-  });
-  new Counter({
-    name: 'slipway_site_fast_path_memo_hits_total',
-    help: 'Fast-path requests answered from the response memo',
-    registers: [metrics.registry],
-    collect() {
-      const now = stats().memoHits;
-      this.inc(now - memoHits);
-      memoHits = now;
-    },
-  });
-  new Gauge({
-    name: 'slipway_site_fast_path_memo_bytes',
-    help: 'Memory held by memoized site responses (an eighth of SERVE_CACHE_MB at most)',
-    registers: [metrics.registry],
-    collect() {
-      this.set(stats().memoBytes);
-    },
-  });
+/** What the site fast path counts (src/serve/http1/connection.ts FastPathStats). */
+interface FastPathCounts {
+  connections: number;
+  requests: number;
+  handedOff: number;
+  memoHits: number;
+  memoBytes: number;
+}
+
+/** The site fast path's counters and gauges, read at scrape time (no per-request prom-client work). */
+export function registerFastPathMetrics(metrics: Metrics, stats: () => FastPathCounts): void {
+  const counter = (name: string, help: string, read: (s: FastPathCounts) => number) => {
+    let reported = 0;
+    new Counter({
+      name,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        const now = read(stats());
+        this.inc(now - reported);
+        reported = now;
+      },
+    });
+  };
+  const gauge = (name: string, help: string, read: (s: FastPathCounts) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        this.set(read(stats()));
+      },
+    });
+  counter(
+    'slipway_site_fast_path_requests_total',
+    'Site requests answered by the fast path (the rest go through node:http)',
+    (s) => s.requests,
+  );
+  counter(
+    'slipway_site_fast_path_handoffs_total',
+    'Connections the fast path handed to node:http (API host, bodies, unusual requests)',
+    (s) => s.handedOff,
+  );
+  counter(
+    'slipway_site_fast_path_memo_hits_total',
+    'Fast-path requests answered from the response memo',
+    (s) => s.memoHits,
+  );
+  gauge(
+    'slipway_site_fast_path_connections',
+    'Open connections held by the site fast path',
+    (s) => s.connections,
+  );
+  gauge(
+    'slipway_site_fast_path_memo_bytes',
+    'Memory held by memoized site responses (an eighth of SERVE_CACHE_MB at most)',
+    (s) => s.memoBytes,
+  );
 }

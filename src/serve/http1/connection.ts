@@ -65,8 +65,11 @@ function isMemoCandidate(head: RequestHead): boolean {
   );
 }
 
-/** Bodies up to this size are copied behind the head and sent in one write; larger ones are written as-is. */
-const COALESCE_MAX_BYTES = 32 * 1024;
+/**
+ * Responses up to this size are copied into one buffer from Buffer's shared pool and sent in one write;
+ * larger ones go out as head + body in one writev (a larger copy would allocate a buffer of its own).
+ */
+const COALESCE_MAX_BYTES = Buffer.poolSize >>> 1;
 /** Pipelined bytes buffered while a response is in progress before the socket is paused. */
 const MAX_PIPELINED_BYTES = 64 * 1024;
 const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
@@ -385,7 +388,7 @@ class Http1Connection {
 
   private write(head: string, body: Buffer): void {
     const socket = this.socket;
-    if (body.length <= COALESCE_MAX_BYTES) {
+    if (head.length + body.length < COALESCE_MAX_BYTES) {
       // One buffer, one write syscall: cheaper than writev's bookkeeping for small bodies.
       const out = Buffer.allocUnsafe(head.length + body.length);
       out.write(head, 0, 'latin1');
