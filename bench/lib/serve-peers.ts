@@ -146,8 +146,9 @@ createServer((req, res) => handler(req, res, () => { res.statusCode = 404; res.e
 }
 
 /**
- * The ceiling for one Node process: node:http answering from Buffers with precomputed header objects
- * (no routing beyond a Map, no file system). Not a DESIGN target; it shows what Node itself costs.
+ * The reference for one Node process on node:http: answering from Buffers with precomputed header objects
+ * (no routing beyond a Map, no file system). Not a DESIGN target; it shows what node:http itself costs
+ * (the service's site fast path, src/serve/http1/, does without its request and response objects).
  */
 export async function startBareNode(root: string): Promise<Peer> {
   const port = await freePort();

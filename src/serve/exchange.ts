@@ -17,9 +17,10 @@ export interface SiteResponse {
   /**
    * Sends the status line, `headers` and `body` (undefined: none, as for HEAD, 304 or redirects).
    * Header objects are serialized once and reused by the fast path: do not mutate one after use.
-   * `reusableUntil` (epoch ms) tells the transport this response answers the same method, Host, target
-   * and Accept-Encoding, when the request has no Range, conditional or Cookie field, until that instant
-   * or the next change event, whichever comes first (the fast path memoizes it; node:http ignores it).
+   * `reusableUntil` (epoch ms) tells the transport this response answers the same method, Host, path (the
+   * query plays no part in it) and Accept-Encoding, when the request has no Range, conditional or Cookie
+   * field, until that instant or the next change event, whichever comes first (the fast path memoizes it;
+   * node:http ignores it).
    */
   send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reusableUntil?: number): void;
   /** Sends the status line and `headers`, then `body` with backpressure; destroys `body` if the client leaves. */

@@ -509,7 +509,8 @@ class SiteRequestHandler {
   ): void {
     const whole = start === 0 && end === body.length - 1;
     if (status === 200 && whole && !sr.protected) {
-      // A whole public file: the same request gets the same bytes until expiry or a change event.
+      // A whole public file: the same request (whatever its query) gets the same bytes until expiry or a
+      // change event.
       this.send(sr.res, status, headers, body, sr.state.record!.expiresAt ?? Number.POSITIVE_INFINITY);
       return;
     }

@@ -29,11 +29,14 @@ export class ResponseMemo {
 
   /**
    * The key of a GET for `target` on `host` (the raw Host field) with this Accept-Encoding field: the only
-   * inputs of a reusable response once Range, conditional and Cookie fields are absent.
+   * inputs of a reusable response once Range, conditional and Cookie fields are absent. The query is left
+   * out (reusable responses never depend on it), so `?random` cache-busting cannot churn the memo.
    */
   static key(host: string, target: string, acceptEncoding: string | undefined): string {
+    const q = target.indexOf('?');
+    const path = q < 0 ? target : target.slice(0, q);
     // LF cannot occur in a parsed field value or target, so the parts cannot run into each other.
-    return acceptEncoding === undefined ? `${host}\n${target}` : `${host}\n${target}\n${acceptEncoding}`;
+    return acceptEncoding === undefined ? `${host}\n${path}` : `${host}\n${path}\n${acceptEncoding}`;
   }
 
   get(key: string, generation: number, now: number): Buffer | undefined {

@@ -355,6 +355,11 @@ describe('site fast path: response memo', { timeout: 60_000 }, () => {
     const { date: _d2, ...h2 } = second.headers;
     assert.deepEqual(h2, h1);
     assert.ok(second.headers.date);
+    // The query plays no part in a file's response: cache-busting queries share the entry.
+    socket.write(get(host, '/?v=1') + get(host, '/?v=2'));
+    assert.equal((await reader.next()).body.toString(), 'memo me');
+    assert.equal((await reader.next()).body.toString(), 'memo me');
+    assert.equal((await hits()) - before, 3);
     socket.destroy();
   });
 
