@@ -123,12 +123,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       now: () => ctx.clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
     });
-    registerFastPathMetrics(metrics, () => fastPath.stats());
-    // node:http closes its idle connections on close; the fast path's are its own to close.
-    app.addHook('preClose', (done) => {
-      fastPath.closeIdle();
-      done();
-    });
+    if (fastPath === null) {
+      ctx.logger.warn('site fast path unavailable on this Node release: node:http serves every request');
+    } else {
+      registerFastPathMetrics(metrics, () => fastPath.stats());
+      // node:http closes its idle connections on close; the fast path's are its own to close.
+      app.addHook('preClose', (done) => {
+        fastPath.closeIdle();
+        done();
+      });
+    }
   }
   app.addHook('onClose', async () => siteServer.close());
   await app.ready();

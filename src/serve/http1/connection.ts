@@ -80,12 +80,12 @@ const REQUEST_TIMEOUT_RESPONSE = 'HTTP/1.1 408 Request Timeout\r\nConnection: cl
 /**
  * Takes over `server`'s connections: site GET/HEAD requests are answered by `options.handle` through the
  * fast path; every other connection goes to node:http's listener (and so to the server's request handler).
+ * Returns null, changing nothing, if the server does not have exactly node:http's one connection listener
+ * (a Node release that wires connections differently): node:http then serves everything, as before.
  */
-export function installSiteFastPath(server: Server, options: SiteFastPathOptions): SiteFastPath {
+export function installSiteFastPath(server: Server, options: SiteFastPathOptions): SiteFastPath | null {
   const nodeListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
-  if (nodeListeners.length !== 1) {
-    throw new Error(`expected node:http's one connection listener, found ${nodeListeners.length}`);
-  }
+  if (nodeListeners.length !== 1) return null;
   const nodeConnection = nodeListeners[0]!;
   server.removeAllListeners('connection');
   const front = new FastPath(server, options, (socket) => nodeConnection.call(server, socket));

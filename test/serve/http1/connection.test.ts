@@ -3,10 +3,12 @@
 // write backpressure, streamed files, node:http's timeouts, and server close.
 
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { httpServerOf } from '../../../src/app.js';
+import { installSiteFastPath } from '../../../src/serve/http1/connection.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addPendingVersion,
@@ -440,6 +442,23 @@ describe('site fast path: server close and SERVE_FAST_PATH=false', { timeout: 30
     await t.close();
     await reader.closed(1000);
     assert.ok(Date.now() - started < 1000, `close took ${Date.now() - started} ms`);
+  });
+
+  test('a server whose connections are wired differently is left to node:http untouched', () => {
+    const server = createServer();
+    const extra = () => {};
+    server.on('connection', extra);
+    const fastPath = installSiteFastPath(server, {
+      isSiteHost: () => true,
+      handle: () => assert.fail('not installed'),
+      memoBytes: 0,
+      generation: () => 0,
+      now: () => 0,
+      countResponse: () => {},
+    });
+    assert.equal(fastPath, null);
+    assert.equal(server.listeners('connection').length, 2);
+    assert.ok(server.listeners('connection').includes(extra));
   });
 
   test('with SERVE_FAST_PATH=false node:http serves sites the same way', async () => {
