@@ -2,6 +2,8 @@
 // other head returns null (the connection then goes to node:http, which answers or rejects it).
 
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { parseRequestHead } from '../../../src/serve/http1/request-head.js';
 import { headerBlock } from '../../../src/serve/http1/response-head.js';
@@ -122,3 +124,93 @@ describe('headerBlock', () => {
     assert.throws(() => headerBlock({ 'Transfer-Encoding': 'chunked' }), TypeError);
   });
 });
+
+describe('parseRequestHead agrees with node:http', () => {
+  // Random heads from valid and odd pieces. Whatever the fast path accepts, node:http's parser must accept
+  // too and read the same way; what node:http rejects, the fast path must not answer.
+  const pick = <T>(xs: readonly T[], r: () => number): T => xs[Math.floor(r() * xs.length)]!;
+  const targets = [
+    '/',
+    '/a',
+    '/a%20b',
+    '/a?x=1&y',
+    "/~!$&'()*+,;=:@",
+    '/\\..\\',
+    '/%2e%2e/',
+    '//etc',
+    '/a#b',
+  ];
+  const hosts = ['a.localhost', 'A.LocalHost:8080', '[::1]:80', 'x', 'a b', 'caf\xe9.test'];
+  const names = ['X-A', "x!#$%&'*+-.^_`|~z", 'Accept-Encoding', 'If-None-Match', 'Range', 'Cookie', 'X_B'];
+  const values = [
+    '1',
+    ' padded ',
+    '\tq=0.5\t',
+    'a\tb',
+    'caf\xe9',
+    '',
+    '"etag"',
+    'bytes=0-1',
+    'a\x7fb',
+    'a\x01b',
+  ];
+
+  function randomHead(r: () => number): string {
+    let head = `${pick(['GET', 'HEAD'], r)} ${pick(targets, r)} HTTP/1.${pick(['1', '1', '0'], r)}\r\n`;
+    if (r() < 0.9) head += `Host: ${pick(hosts, r)}\r\n`;
+    const count = Math.floor(r() * 4);
+    for (let i = 0; i < count; i++) head += `${pick(names, r)}:${pick(values, r)}\r\n`;
+    return head;
+  }
+
+  test('on 400 random heads', async () => {
+    let seed = 12345;
+    const r = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const seen: Array<{ method?: string; url?: string; headers: Record<string, unknown> }> = [];
+    const server = createServer((req, res) => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers });
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    let accepted = 0;
+    try {
+      for (let i = 0; i < 400; i++) {
+        const head = randomHead(r);
+        const ours = parseRequestHead(head);
+        if (ours === null) continue;
+        accepted++;
+        const before = seen.length;
+        const status = await sendRaw(port, `${head}Connection: close\r\n\r\n`);
+        assert.equal(status, 200, `node:http refused a head the fast path accepts: ${JSON.stringify(head)}`);
+        const node = seen[before]!;
+        assert.equal(node.method, ours.method, JSON.stringify(head));
+        assert.equal(node.url, ours.url, JSON.stringify(head));
+        for (const [name, value] of Object.entries(ours.headers)) {
+          assert.equal(node.headers[name], value, `${name} of ${JSON.stringify(head)}`);
+        }
+      }
+    } finally {
+      server.close();
+    }
+    assert.ok(accepted > 100, `only ${accepted} heads accepted: the generator needs more valid pieces`);
+  });
+});
+
+/** Sends raw bytes and resolves with the response's status code. */
+function sendRaw(port: number, bytes: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => {
+      got += d;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Number(got.split(' ', 2)[1] ?? 0)));
+    socket.end(Buffer.from(bytes, 'latin1'));
+  });
+}
