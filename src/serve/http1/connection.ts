@@ -433,15 +433,25 @@ class Http1Connection {
       return;
     }
     this.streaming = body;
+    let sent = 0;
+    body.on('data', (chunk: Buffer) => {
+      sent += chunk.length;
+    });
     body.once('error', (err) => {
       this.streaming = null;
-      onError(err);
+      if (!this.socket.destroyed) onError(err); // a client that left is not a failure (as for node:http)
       this.socket.destroy(); // the head promised bytes that will not come
     });
     body.once('end', () => {
       if (this.streaming !== body) return;
       this.streaming = null;
       body.unpipe(this.socket);
+      if (block.length !== null && sent !== block.length) {
+        // A short (or long) blob would desynchronise the connection: the client must see it cut instead.
+        onError(new Error(`stored bytes ended after ${sent} of ${block.length}`));
+        this.socket.destroy();
+        return;
+      }
       this.finish(persistent);
     });
     body.pipe(this.socket, { end: false });

@@ -5,10 +5,12 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 
-/** A header object serialized: `Name: value\r\n` lines, and whether it sets Content-Length. */
+/** A header object serialized: `Name: value\r\n` lines, and whether it sets Content-Length (and to what). */
 export interface HeaderBlock {
   readonly text: string;
   readonly hasLength: boolean;
+  /** The Content-Length value as a number, or null when absent or not a plain decimal. */
+  readonly length: number | null;
 }
 
 // The same checks node:http applies in writeHead (RFC 9110 §5.1 token; §5.5 field-value characters).
@@ -34,6 +36,7 @@ export function headerBlock(headers: OutgoingHttpHeaders): HeaderBlock {
 function serialize(headers: OutgoingHttpHeaders): HeaderBlock {
   let text = '';
   let hasLength = false;
+  let length: number | null = null;
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (value === undefined) continue;
@@ -47,14 +50,17 @@ function serialize(headers: OutgoingHttpHeaders): HeaderBlock {
     ) {
       throw new TypeError(`header ${name} is set by the connection, not the site server`);
     }
-    if (lower === 'content-length') hasLength = true;
+    if (lower === 'content-length') {
+      hasLength = true;
+      length = /^\d{1,15}$/.test(String(value)) ? Number(value) : null;
+    }
     for (const one of Array.isArray(value) ? value : [value]) {
       const s = String(one);
       if (!FIELD_VALUE.test(s)) throw new TypeError(`invalid value for header ${name}`);
       text += `${name}: ${s}\r\n`;
     }
   }
-  return { text, hasLength };
+  return { text, hasLength, length };
 }
 
 /** `HTTP/1.1 <status> <reason>\r\n` for every status node:http knows. */

@@ -3,12 +3,17 @@
 // write backpressure, streamed files, node:http's timeouts, and server close.
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { httpServerOf } from '../../../src/app.js';
 import { installSiteFastPath } from '../../../src/serve/http1/connection.js';
+import { DiskBlobStore } from '../../../src/store/blob/disk.js';
+import { S3BlobStore } from '../../../src/store/blob/s3.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addPendingVersion,
@@ -89,6 +94,11 @@ class ResponseReader {
   get unread(): number {
     return this.buf.length;
   }
+
+  /** The bytes not yet read as responses, as latin1 text. */
+  text(): string {
+    return this.buf.toString('latin1');
+  }
 }
 
 /** Every socket a test opened: destroyed after each suite, so a failed test cannot hold the server open. */
@@ -102,6 +112,18 @@ async function open(port: number): Promise<{ socket: Socket; reader: ResponseRea
     socket.once('error', reject);
   });
   return { socket, reader: new ResponseReader(socket) };
+}
+
+/** Replaces a stored blob's bytes behind the store's back (a damaged disk or bucket). */
+async function overwriteBlob(t: TestApp, hash: string, bytes: Buffer): Promise<void> {
+  const store = t.ctx.blobs;
+  const config = t.ctx.config.blobs;
+  if (store instanceof DiskBlobStore) await writeFile(store.localPath(hash), bytes);
+  else if (store instanceof S3BlobStore && config.provider === 's3') {
+    await store.client.send(
+      new PutObjectCommand({ Bucket: config.bucket, Key: store.objectKey(hash), Body: bytes }),
+    );
+  } else assert.fail('unknown blob store');
 }
 
 const get = (host: string, path: string, extra = '') =>
@@ -301,6 +323,20 @@ describe('site fast path', { timeout: 60_000 }, () => {
     next.socket.write(get(host, '/a.txt'));
     assert.equal((await next.reader.next()).body.toString(), 'A');
     next.socket.destroy();
+  });
+
+  test('a stored file shorter than its size cuts the connection instead of desynchronising it', async () => {
+    const bytes = Buffer.alloc(400 * 1024, 0x5a);
+    bytes.write('short-blob');
+    const { slug } = await seedSite(t.ctx, { files: { 'short.bin': bytes } });
+    await overwriteBlob(t, createHash('sha256').update(bytes).digest('hex'), bytes.subarray(0, 1000));
+    const { socket, reader } = await open(t.port);
+    socket.write(get(siteHost(slug, t.port), '/short.bin') + get(host, '/a.txt'));
+    await reader.closed();
+    const text = reader.text();
+    assert.match(text, /^HTTP\/1\.1 200 /);
+    assert.equal(text.split('HTTP/1.1 ').length - 1, 1, 'no response after the cut one');
+    assert.ok(text.length < bytes.length, 'the response is visibly incomplete');
   });
 
   test("node:http's headersTimeout and keepAliveTimeout apply to fast connections", async () => {
