@@ -3,7 +3,7 @@
 // site fast path (http1/connection.ts; plain GET and HEAD on keep-alive connections).
 
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 
 /** The parts of a request the site server reads (node's IncomingMessage has them too). */
 export interface SiteRequestHead {
@@ -42,8 +42,24 @@ export class NodeSiteResponse implements SiteResponse {
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
     this.res.writeHead(status, headers);
-    pipeline(body, this.res, (err) => {
-      if (err && !this.res.destroyed) onError(err);
+    // A body shorter or longer than Content-Length fails the pipeline (which cuts the connection) instead
+    // of leaving a keep-alive client reading the next response as the rest of this one.
+    const expected = Number(headers['Content-Length'] ?? headers['content-length']);
+    let seen = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        seen += chunk.length;
+        callback(null, chunk);
+      },
+      flush(callback) {
+        const short = Number.isFinite(expected) && seen !== expected;
+        callback(short ? new Error(`stored bytes ended after ${seen} of ${expected}`) : null);
+      },
+    });
+    pipeline(body, counted, this.res, (err) => {
+      // Premature close: the client left, which is not a failure. Anything else is (pipeline has already
+      // destroyed the response, cutting the connection).
+      if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') onError(err);
     });
   }
 

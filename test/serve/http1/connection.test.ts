@@ -337,6 +337,7 @@ describe('site fast path', { timeout: 60_000 }, () => {
     assert.match(text, /^HTTP\/1\.1 200 /);
     assert.equal(text.split('HTTP/1.1 ').length - 1, 1, 'no response after the cut one');
     assert.ok(text.length < bytes.length, 'the response is visibly incomplete');
+    assert.ok(t.logs.some((l) => l.includes('site file stream failed') && l.includes('1000 of 409600')));
   });
 
   test("node:http's headersTimeout and keepAliveTimeout apply to fast connections", async () => {
@@ -495,6 +496,22 @@ describe('site fast path: server close and SERVE_FAST_PATH=false', { timeout: 30
     assert.equal(fastPath, null);
     assert.equal(server.listeners('connection').length, 2);
     assert.ok(server.listeners('connection').includes(extra));
+  });
+
+  test('with SERVE_FAST_PATH=false a short stored file cuts the connection too', async () => {
+    const t = await startTestApp({ SERVE_FAST_PATH: 'false' });
+    try {
+      const bytes = Buffer.alloc(400 * 1024, 0x5b);
+      const { slug } = await seedSite(t.ctx, { files: { 'short.bin': bytes, 'a.txt': 'A' } });
+      await overwriteBlob(t, createHash('sha256').update(bytes).digest('hex'), bytes.subarray(0, 1000));
+      const { socket, reader } = await open(t.port);
+      socket.write(get(siteHost(slug, t.port), '/short.bin') + get(siteHost(slug, t.port), '/a.txt'));
+      await reader.closed();
+      assert.equal(reader.text().split('HTTP/1.1 ').length - 1, 1, 'no response after the cut one');
+      assert.ok(t.logs.some((l) => l.includes('site file stream failed') && l.includes('1000 of 409600')));
+    } finally {
+      await t.close();
+    }
   });
 
   test('with SERVE_FAST_PATH=false node:http serves sites the same way', async () => {
