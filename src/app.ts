@@ -1,6 +1,8 @@
 // The composition root of the HTTP service: one node:http server whose requests are routed by Host.
 // The BASE_URL host (and bare IP hosts) goes to Fastify (API, pages, ops); every other host goes to
 // the site server directly, so site traffic pays no framework routing or hooks (DESIGN "House style" 10).
+// Plain site GET/HEAD requests do not even reach node:http's request objects: the site fast path
+// (src/serve/http1/) reads them off the connection and hands node:http everything else.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

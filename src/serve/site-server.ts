@@ -1,7 +1,8 @@
 // The site server: answers every request whose Host is not the API host (sites, handles, custom
-// domains). This is the hot path; it runs in front of Fastify, on node:http directly. Once warm, a
-// request is Map lookups (host -> site -> file -> bytes) and one writeHead with a precomputed header
-// object: no database query, no file-system call, no framework.
+// domains). This is the hot path; it runs in front of Fastify, reached through the fast path
+// (http1/connection.ts) for plain GET/HEAD or through node:http for the rest. Once warm, a request is
+// Map lookups (host -> site -> file -> bytes) and one send with a precomputed header object: no database
+// query, no file-system call, no framework.
 
 import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
