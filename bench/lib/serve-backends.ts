@@ -3,7 +3,6 @@
 // 127.0.0.1:6379 under a unique key prefix; release() drops the database, stops s3rver, deletes the keys.
 
 import { randomBytes } from 'node:crypto';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import { startS3rver } from '../../test/helpers/s3.js';
 import { run } from './serve-tools.js';
@@ -68,7 +67,6 @@ export async function scaleoutBackend(): Promise<Backend> {
     released.push(() => psql(`drop database if exists ${database} with (force)`));
     const s3 = await startS3rver();
     released.push(() => s3.close());
-    await keepTempFolder(s3.endpoint, s3.bucket, s3.accessKeyId, s3.secretAccessKey);
     released.push(() => deleteRedisKeys(redisPrefix));
     return {
       name: 'scaleout',
@@ -89,31 +87,6 @@ export async function scaleoutBackend(): Promise<Backend> {
   } catch (err) {
     await release();
     throw err;
-  }
-}
-
-/**
- * s3rver's DeleteObject removes a key's folder once it is empty, and a concurrent PutObject into that folder
- * then fails to open its file (ENOENT in an unhandled stream error), which kills s3rver. The S3 blob store
- * puts every upload to `tmp/<random>` and deletes it after the copy, so parallel uploads hit this race
- * within seconds. One object kept under `tmp/` keeps the folder from ever being empty.
- */
-async function keepTempFolder(
-  endpoint: string,
-  bucket: string,
-  accessKeyId: string,
-  secretAccessKey: string,
-): Promise<void> {
-  const client = new S3Client({
-    region: 'us-east-1',
-    endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId, secretAccessKey },
-  });
-  try {
-    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'tmp/.keep', Body: '' }));
-  } finally {
-    client.destroy();
   }
 }
 

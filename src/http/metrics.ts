@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client), one registry per app so tests can build several apps.
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { FastPathStats } from '../serve/http1/connection.js';
 
 export interface Metrics {
   registry: Registry;
@@ -43,18 +44,9 @@ export function observeRequest(
   metrics.duration.observe(labels, seconds);
 }
 
-/** What the site fast path counts (src/serve/http1/connection.ts FastPathStats). */
-interface FastPathCounts {
-  connections: number;
-  requests: number;
-  handedOff: number;
-  memoHits: number;
-  memoBytes: number;
-}
-
 /** The site fast path's counters and gauges, read at scrape time (no per-request prom-client work). */
-export function registerFastPathMetrics(metrics: Metrics, stats: () => FastPathCounts): void {
-  const counter = (name: string, help: string, read: (s: FastPathCounts) => number) => {
+export function registerFastPathMetrics(metrics: Metrics, stats: () => FastPathStats): void {
+  const counter = (name: string, help: string, read: (s: FastPathStats) => number) => {
     let reported = 0;
     new Counter({
       name,
@@ -67,7 +59,7 @@ export function registerFastPathMetrics(metrics: Metrics, stats: () => FastPathC
       },
     });
   };
-  const gauge = (name: string, help: string, read: (s: FastPathCounts) => number) =>
+  const gauge = (name: string, help: string, read: (s: FastPathStats) => number) =>
     new Gauge({
       name,
       help,

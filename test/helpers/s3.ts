@@ -158,8 +158,8 @@ export async function startS3rver(): Promise<S3rverHandle> {
 /**
  * s3rver's DeleteObject removes a key's folder once it is empty, and a concurrent PutObject into that
  * folder then fails with ENOENT. The S3 blob store puts every upload to `tmp/<random>` and deletes it after
- * the copy, so parallel uploads can hit this race; one object kept under `tmp/` keeps the folder (as
- * bench/lib/serve-backends.ts does). Real S3 has no folders and no such race.
+ * the copy, so parallel uploads can hit this race; one object kept under `tmp/` keeps the folder (the
+ * bench's scale-out set starts s3rver here too). Real S3 has no folders and no such race.
  */
 async function keepTempFolder(endpoint: string, bucket: string): Promise<void> {
   const client = new S3Client({
