@@ -16,9 +16,7 @@ function collect(dir) {
 }
 
 /** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
-const isIntegration = (f) =>
-  (f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'))) &&
-  !f.includes(join('serve', 'rules'));
+const isIntegration = (f) => f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'));
 /** Tests that only make sense on the scale-out set (several nodes). */
 const scaleoutOnly = (f) => f.includes('two-node');
 

@@ -48,7 +48,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const metrics = createMetrics();
   // SERVE_CACHE_MB bounds all serving memory: with the fast path, its response memo takes an eighth.
   const memoBytes = ctx.config.serveFastPath ? Math.floor(ctx.config.serveCacheBytes / 8) : 0;
-  const siteServer = createSiteServer(ctx, metrics, ctx.config.serveCacheBytes - memoBytes);
+  const siteServer = createSiteServer(ctx, metrics.registry, ctx.config.serveCacheBytes - memoBytes);
   const { baseHost } = ctx.config;
 
   const app = Fastify({

@@ -8,7 +8,7 @@ import {
   oversizedServeFileWarning,
   REDIRECTS_FILE,
   SERVE_FILE_MAX_BYTES,
-} from '../serve/serve-files.js';
+} from '../shared/rules/serve-files.js';
 import type { BlobStore } from '../store/blob/types.js';
 import { type Db, isUniqueViolation } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
@@ -30,9 +30,9 @@ import {
   type VersionFileRow,
   versionFiles,
 } from '../store/db/tables/version.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../shared/clock.js';
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
-import type { ChangeBus } from './events.js';
+import type { ChangeBus } from '../shared/events.js';
 import { formatBytes } from './format.js';
 import {
   MAX_MANIFEST_FILES,

@@ -13,7 +13,7 @@ import {
 } from '../store/db/tables/account.js';
 import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
 import type { Mailer } from '../store/mail/types.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../shared/clock.js';
 import { ApiError, invalid } from './errors.js';
 import { hmacHex, newId, randomHex, sha256Hex } from './secrets.js';
 

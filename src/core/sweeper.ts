@@ -14,8 +14,8 @@ import {
   unreferencedBlobs,
 } from '../store/db/tables/version.js';
 import type { Lease } from '../store/lease/types.js';
-import type { Clock } from './clock.js';
-import type { ChangeBus } from './events.js';
+import type { Clock } from '../shared/clock.js';
+import type { ChangeBus } from '../shared/events.js';
 import { UPLOAD_URL_TTL_S } from './upload-token.js';
 
 /** A pending version may still be finalized this long after its upload window closed. */

@@ -4,7 +4,7 @@
 import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { findVersion, recordBlob, setFileHash, versionFile } from '../store/db/tables/version.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../shared/clock.js';
 import { ApiError, invalid } from './errors.js';
 import { checkUploadAddress } from './upload-token.js';
 

@@ -2,8 +2,8 @@
 // in bounded caches that change events invalidate. Loads are coalesced: concurrent misses share one.
 
 import type { Logger } from 'pino';
-import type { Clock } from '../core/clock.js';
-import type { SiteChange } from '../core/events.js';
+import type { Clock } from '../shared/clock.js';
+import type { SiteChange } from '../shared/events.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { compressBody } from './compress.js';
@@ -17,7 +17,7 @@ import {
   variantRepresentation,
 } from './manifest.js';
 import type { HostRoute } from './resolve-host.js';
-import type { Encoding } from './rules/encoding.js';
+import type { Encoding } from '../shared/rules/encoding.js';
 import { loadSiteRecord, type SiteRecord } from './site-record.js';
 
 export interface SiteState {

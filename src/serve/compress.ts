@@ -2,7 +2,7 @@
 
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import type { Encoding } from './rules/encoding.js';
+import type { Encoding } from '../shared/rules/encoding.js';
 
 const brotliAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);

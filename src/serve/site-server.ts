@@ -6,10 +6,9 @@
 
 import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { verifyPassword } from '../core/password.js';
-import type { Metrics } from '../http/metrics.js';
 import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import {
@@ -44,11 +43,11 @@ import {
   verifySession,
 } from './password-gate.js';
 import { type HostRoute, hostnameOf, mountFor, resolveSiteForHost, type SiteMount } from './resolve-host.js';
-import { ifRangeMatches, isNotModified } from './rules/conditional.js';
-import { pickEncoding } from './rules/encoding.js';
-import { headersFor } from './rules/headers.js';
-import { decodeRequestPath, resolveCandidate } from './rules/paths.js';
-import { parseRange } from './rules/range.js';
+import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
+import { pickEncoding } from '../shared/rules/encoding.js';
+import { headersFor } from '../shared/rules/headers.js';
+import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
+import { parseRange } from '../shared/rules/range.js';
 import {
   encodeSitePath,
   folderIndexOf,
@@ -99,7 +98,8 @@ interface SiteRequest {
 /** `cacheBytes`: the catalog's memory bound (default SERVE_CACHE_MB; less when the fast path's memo shares it). */
 export function createSiteServer(
   ctx: AppContext,
-  metrics: Metrics,
+  /** The Prometheus registry the site server's counters join (the app's /metrics). */
+  registry: Registry,
   cacheBytes = ctx.config.serveCacheBytes,
 ): SiteServer {
   const catalog = new SiteCatalog({
@@ -112,7 +112,7 @@ export function createSiteServer(
   });
   const unsubscribe = ctx.changes.subscribe((change) => catalog.invalidate(change));
   const server = new SiteRequestHandler(ctx, catalog);
-  registerSiteMetrics(metrics, catalog, server.responses);
+  registerSiteMetrics(registry, catalog, server.responses);
   return {
     handle: (req, res, hostname) => server.handle(req, res, hostname),
     generation: () => catalog.generation,
@@ -124,13 +124,13 @@ export function createSiteServer(
 }
 
 /** Site responses by status and cache memory, read at scrape time (no per-request prom-client work). */
-function registerSiteMetrics(metrics: Metrics, catalog: SiteCatalog, responses: Float64Array): void {
+function registerSiteMetrics(registry: Registry, catalog: SiteCatalog, responses: Float64Array): void {
   const reported = new Float64Array(responses.length);
   new Counter({
     name: 'slipway_site_responses_total',
     help: 'Responses of the site server by status',
     labelNames: ['status'],
-    registers: [metrics.registry],
+    registers: [registry],
     collect() {
       for (let status = 100; status < responses.length; status++) {
         const delta = responses[status]! - reported[status]!;
@@ -143,7 +143,7 @@ function registerSiteMetrics(metrics: Metrics, catalog: SiteCatalog, responses: 
     name: 'slipway_site_cache_bytes',
     help: 'Memory held by the site server caches (bounded by SERVE_CACHE_MB)',
     labelNames: ['cache'],
-    registers: [metrics.registry],
+    registers: [registry],
     collect() {
       const s = catalog.stats();
       this.set({ cache: 'hosts' }, s.hosts);

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { type App, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { type AppContext, createContext } from '../../src/context.js';
-import { MovableClock } from '../../src/core/clock.js';
+import { MovableClock } from '../../src/shared/clock.js';
 import { Db } from '../../src/store/db/db.js';
 import { cleanupRedisPrefix, connectTestRedis, redisTestPrefix, TEST_REDIS_URL } from './redis.js';
 import { startS3rver } from './s3.js';

@@ -12,7 +12,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { MovableClock } from '../../src/core/clock.js';
+import { MovableClock } from '../../src/shared/clock.js';
 import { STALE_TMP_AGE_MS } from '../../src/store/blob/disk.js';
 import {
   BlobStoredSizeError,

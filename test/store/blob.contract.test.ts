@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { MovableClock } from '../../src/core/clock.js';
+import { MovableClock } from '../../src/shared/clock.js';
 import { DiskBlobStore, STALE_TMP_AGE_MS } from '../../src/store/blob/disk.js';
 import { bodyOf, runBlobStoreContract, sha256 } from './blob-contract.js';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { MovableClock } from '../../src/core/clock.js';
+import { MovableClock } from '../../src/shared/clock.js';
 import { MemoryLease, type MemoryLeaseTable } from '../../src/store/lease/memory.js';
 import { RedisLease } from '../../src/store/lease/redis.js';
 import type { Lease } from '../../src/store/lease/types.js';

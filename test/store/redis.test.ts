@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Redis } from 'ioredis';
-import type { SiteChange } from '../../src/core/events.js';
+import type { SiteChange } from '../../src/shared/events.js';
 import { checkRateLimit } from '../../src/core/rate-limit.js';
 import { RedisChangeBus } from '../../src/store/events/redis.js';
 import { RedisRateStore } from '../../src/store/rate/redis.js';

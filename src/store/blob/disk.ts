@@ -16,7 +16,7 @@ import {
 } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { type Clock, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
 import {
   assertSha256Hex,

@@ -41,7 +41,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { BlobConfig } from '../../config.js';
-import { type Clock, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
 import { STALE_TMP_AGE_MS } from './disk.js';
 import {

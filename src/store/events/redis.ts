@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ChangeBus, SiteChange } from '../../core/events.js';
+import type { ChangeBus, SiteChange } from '../../shared/events.js';
 import { closeConnection } from '../redis.js';
 
 export interface RedisChangeBusOptions {

@@ -1,7 +1,7 @@
 // In-process leases: a single process always gets its lease, but holders sharing a table still contend.
 
 import { randomUUID } from 'node:crypto';
-import { type Clock, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { checkLeaseTtl, type Lease } from './types.js';
 
 /** Who holds each lease name. Share one table between MemoryLease instances to model several holders. */

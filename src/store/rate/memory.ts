@@ -1,7 +1,7 @@
 // In-process rate-limit counters. Node runs JavaScript on one thread and increment() does not await
 // between read and write, so concurrent requests can never over-admit.
 
-import type { Clock } from '../../core/clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { RateStore } from './types.js';
 
 const SWEEP_EVERY_N = 1000;

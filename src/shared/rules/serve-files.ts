@@ -1,8 +1,8 @@
 // The site's serving configuration files, `_redirects` and `_headers` at the root of a version: parsed
 // once per version for serving, and checked at finalize so publishers see their bad lines as warnings.
 
-import { type HeaderRule, parseHeaders } from './rules/headers.js';
-import { parseRedirects, type RedirectRule } from './rules/redirects.js';
+import { type HeaderRule, parseHeaders } from './headers.js';
+import { parseRedirects, type RedirectRule } from './redirects.js';
 
 export const REDIRECTS_FILE = '_redirects';
 export const HEADERS_FILE = '_headers';

@@ -4,7 +4,7 @@ import {
   type ConditionalHeaders,
   ifRangeMatches,
   isNotModified,
-} from '../../../src/serve/rules/conditional.js';
+} from '../../../src/shared/rules/conditional.js';
 
 const ETAG = '"abc123"';
 // 1994-11-06T08:49:37.250Z: sub-second part must be ignored (HTTP-dates have 1 s resolution).

@@ -5,7 +5,7 @@ import {
   candidatePaths,
   decodeRequestPath,
   resolveCandidate,
-} from '../../../src/serve/rules/paths.js';
+} from '../../../src/shared/rules/paths.js';
 
 const decodeCases: Array<[name: string, raw: string, expected: string | null]> = [
   ['root decodes to the empty path', '/', ''],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_REDIRECT_RULES, matchRedirect, parseRedirects } from '../../../src/serve/rules/redirects.js';
+import { MAX_REDIRECT_RULES, matchRedirect, parseRedirects } from '../../../src/shared/rules/redirects.js';
 
 type Parsed = { from: string; to: string; status: number; force: boolean; rewrite: boolean; line: number };
 const summary = (text: string): { rules: Parsed[]; warnings: string[] } => {

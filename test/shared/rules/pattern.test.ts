@@ -5,7 +5,7 @@ import {
   matchPattern,
   normalizeRequestPath,
   type PathPattern,
-} from '../../../src/serve/rules/pattern.js';
+} from '../../../src/shared/rules/pattern.js';
 
 const compiled = (source: string): PathPattern => {
   const p = compilePattern(source);

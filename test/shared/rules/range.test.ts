@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRange, type RangeResult } from '../../../src/serve/rules/range.js';
+import { parseRange, type RangeResult } from '../../../src/shared/rules/range.js';
 
 const none: RangeResult = { kind: 'none' };
 const unsatisfiable: RangeResult = { kind: 'unsatisfiable' };

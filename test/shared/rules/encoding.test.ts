@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Encoding, isCompressible, pickEncoding } from '../../../src/serve/rules/encoding.js';
+import { type Encoding, isCompressible, pickEncoding } from '../../../src/shared/rules/encoding.js';
 
 const pickCases: Array<[name: string, header: string | undefined, expected: Encoding | null]> = [
   ['absent header sends identity', undefined, null],

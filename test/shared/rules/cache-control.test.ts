@@ -4,7 +4,7 @@ import {
   CACHE_IMMUTABLE,
   CACHE_REVALIDATE,
   cacheControlFor,
-} from '../../../src/serve/rules/cache-control.js';
+} from '../../../src/shared/rules/cache-control.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'public, max-age=0, must-revalidate';

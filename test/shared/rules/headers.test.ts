@@ -5,7 +5,7 @@ import {
   headersFor,
   MAX_HEADER_RULES,
   parseHeaders,
-} from '../../../src/serve/rules/headers.js';
+} from '../../../src/shared/rules/headers.js';
 
 type Parsed = { path: string; line: number; headers: Array<[string, string]> };
 const summary = (text: string): { rules: Parsed[]; warnings: string[] } => {

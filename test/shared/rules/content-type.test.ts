@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { contentTypeHeader, isWellFormedMime } from '../../../src/serve/rules/content-type.js';
+import { contentTypeHeader, isWellFormedMime } from '../../../src/shared/rules/content-type.js';
 
 const headerCases: Array<[name: string, manifestType: string, expected: string]> = [
   ['text/html gets utf-8', 'text/html', 'text/html; charset=utf-8'],

@@ -1,0 +1,46 @@
+// Dependencies point one way (README "Layout"): shared <- store <- core <- serve <- http <- app. Reads every
+// relative import under src/ and fails on one that points up, so a new module cannot quietly break it.
+
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+const SRC = resolve('src');
+
+/** What each layer may not import (directories under src/, or root modules by file name). */
+const FORBIDDEN: Record<string, string[]> = {
+  shared: ['store', 'core', 'serve', 'http', 'config.ts', 'context.ts', 'app.ts', 'server.ts'],
+  store: ['core', 'serve', 'http', 'context.ts', 'app.ts', 'server.ts'],
+  core: ['serve', 'http', 'context.ts', 'app.ts', 'server.ts'],
+  serve: ['http', 'app.ts', 'server.ts'],
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** The top-level entry of src/ a path belongs to: a directory name or a root file name. */
+const layerOf = (file: string) => relative(SRC, file).split('/')[0]!;
+
+test('no module imports from a layer above its own', () => {
+  const violations: string[] = [];
+  for (const file of sources(SRC)) {
+    const forbidden = FORBIDDEN[layerOf(file)] ?? [];
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)) {
+      const target = layerOf(resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
+      if (forbidden.includes(target)) violations.push(`${relative(SRC, file)} -> ${match[1]}`);
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+test('the layering check sees imports (it would catch a violation)', () => {
+  // Guards the test above against a regex that silently matches nothing.
+  const text = readFileSync(join(SRC, 'core', 'publish.ts'), 'utf8');
+  assert.ok([...text.matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].length > 3);
+});
