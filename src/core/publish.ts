@@ -2,6 +2,8 @@
 // version with one-time upload addresses; finalize makes it current in one transaction.
 
 import type { Config } from '../config.js';
+import type { Clock } from '../shared/clock.js';
+import type { ChangeBus } from '../shared/events.js';
 import {
   checkServeFiles,
   HEADERS_FILE,
@@ -30,9 +32,7 @@ import {
   type VersionFileRow,
   versionFiles,
 } from '../store/db/tables/version.js';
-import type { Clock } from '../shared/clock.js';
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
-import type { ChangeBus } from '../shared/events.js';
 import { formatBytes } from './format.js';
 import {
   MAX_MANIFEST_FILES,

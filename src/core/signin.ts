@@ -2,6 +2,7 @@
 // CONTRACT "Sign-in mail"). Codes and keys are stored only as hashes.
 
 import { randomInt } from 'node:crypto';
+import type { Clock } from '../shared/clock.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import {
@@ -13,7 +14,6 @@ import {
 } from '../store/db/tables/account.js';
 import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
 import type { Mailer } from '../store/mail/types.js';
-import type { Clock } from '../shared/clock.js';
 import { ApiError, invalid } from './errors.js';
 import { hmacHex, newId, randomHex, sha256Hex } from './secrets.js';
 

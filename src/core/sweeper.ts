@@ -3,6 +3,8 @@
 // on an interval.
 
 import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import type { ChangeBus } from '../shared/events.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { expiredAnonymousSlugs, updateSite } from '../store/db/tables/site.js';
@@ -14,8 +16,6 @@ import {
   unreferencedBlobs,
 } from '../store/db/tables/version.js';
 import type { Lease } from '../store/lease/types.js';
-import type { Clock } from '../shared/clock.js';
-import type { ChangeBus } from '../shared/events.js';
 import { UPLOAD_URL_TTL_S } from './upload-token.js';
 
 /** A pending version may still be finalized this long after its upload window closed. */

@@ -1,10 +1,10 @@
 // Receiving one file's bytes at its upload address (CONTRACT "Uploads"): token, expiry, content type,
 // exact length and hash are checked while the bytes stream into the content-addressed blob store.
 
+import type { Clock } from '../shared/clock.js';
 import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { findVersion, recordBlob, setFileHash, versionFile } from '../store/db/tables/version.js';
-import type { Clock } from '../shared/clock.js';
 import { ApiError, invalid } from './errors.js';
 import { checkUploadAddress } from './upload-token.js';
 

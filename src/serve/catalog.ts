@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import type { SiteChange } from '../shared/events.js';
+import type { Encoding } from '../shared/rules/encoding.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { compressBody } from './compress.js';
@@ -17,7 +18,6 @@ import {
   variantRepresentation,
 } from './manifest.js';
 import type { HostRoute } from './resolve-host.js';
-import type { Encoding } from '../shared/rules/encoding.js';
 import { loadSiteRecord, type SiteRecord } from './site-record.js';
 
 export interface SiteState {

@@ -3,14 +3,19 @@
 
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import { BlobNotFoundError, type BlobStore } from '../store/blob/types.js';
-import type { Db } from '../store/db/db.js';
 import { cacheControlFor } from '../shared/rules/cache-control.js';
 import { contentTypeHeader } from '../shared/rules/content-type.js';
 import { type Encoding, isCompressible } from '../shared/rules/encoding.js';
 import type { HeaderRule } from '../shared/rules/headers.js';
 import { matchRedirect, type RedirectRule } from '../shared/rules/redirects.js';
-import { HEADERS_FILE, parseServeFiles, REDIRECTS_FILE, SERVE_FILE_MAX_BYTES } from '../shared/rules/serve-files.js';
+import {
+  HEADERS_FILE,
+  parseServeFiles,
+  REDIRECTS_FILE,
+  SERVE_FILE_MAX_BYTES,
+} from '../shared/rules/serve-files.js';
+import { BlobNotFoundError, type BlobStore } from '../store/blob/types.js';
+import type { Db } from '../store/db/db.js';
 
 /** One encoding of one file: its validator, length and ready-made header objects. */
 export interface Representation {

@@ -9,6 +9,11 @@ import type { Readable } from 'node:stream';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { verifyPassword } from '../core/password.js';
+import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
+import { pickEncoding } from '../shared/rules/encoding.js';
+import { headersFor } from '../shared/rules/headers.js';
+import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
+import { parseRange } from '../shared/rules/range.js';
 import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import {
@@ -43,11 +48,6 @@ import {
   verifySession,
 } from './password-gate.js';
 import { type HostRoute, hostnameOf, mountFor, resolveSiteForHost, type SiteMount } from './resolve-host.js';
-import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
-import { pickEncoding } from '../shared/rules/encoding.js';
-import { headersFor } from '../shared/rules/headers.js';
-import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
-import { parseRange } from '../shared/rules/range.js';
 import {
   encodeSitePath,
   folderIndexOf,

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
 import type { AppContext } from '../../src/context.js';
-import { MovableClock } from '../../src/shared/clock.js';
 import { SiteCatalog, UNKNOWN_HOST_TTL_MS } from '../../src/serve/catalog.js';
 import type { HostRoute } from '../../src/serve/resolve-host.js';
+import { MovableClock } from '../../src/shared/clock.js';
 
 function catalogWith(routes: Record<string, HostRoute>) {
   const clock = new MovableClock();

@@ -2,7 +2,11 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkServeFiles, parseServeFiles, SERVE_FILE_MAX_BYTES } from '../../../src/shared/rules/serve-files.js';
+import {
+  checkServeFiles,
+  parseServeFiles,
+  SERVE_FILE_MAX_BYTES,
+} from '../../../src/shared/rules/serve-files.js';
 
 describe('checkServeFiles', () => {
   test('valid files give no warnings; other paths are ignored', () => {
