@@ -14,11 +14,16 @@ import type { AppContext } from './context.js';
 import type { PublishDeps } from './core/publish.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
-import { registerErrorHandling } from './http/errors.js';
+import {
+  clientErrorResponse,
+  frameworkErrorHandler,
+  MAX_PARAM_LENGTH,
+  registerErrorHandling,
+} from './http/errors.js';
 import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
 import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { opsRoutes } from './http/ops.js';
-import { registerRateLimit } from './http/rate-limit.js';
+import { limitRequest, registerRateLimit } from './http/rate-limit.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { NodeSiteResponse } from './serve/exchange.js';
@@ -59,6 +64,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     genReqId: () => `req-${randomBytes(8).toString('hex')}`,
     // Bodies are validated exactly as sent: no type coercion, no silent removal of fields.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Refusals before any route or hook runs leave with the spec's error body too.
+    frameworkErrors: frameworkErrorHandler(async (req, reply) => limitRequest(ctx, req, reply)),
+    clientErrorHandler: clientErrorResponse,
     serverFactory: (handler) =>
       createServer((req: IncomingMessage, res: ServerResponse) => {
         const hostname = hostnameOf(req.headers.host);

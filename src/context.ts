@@ -55,7 +55,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const logger = createLogger(config.logLevel, options.logStream);
   const keys = deriveKeys(config.secretsKey ?? loadOrCreateSecretsKey(config.dataDir));
 
-  const db = options.db ?? Db.fromConfig(config.database);
+  const db = options.db ?? Db.fromConfig(config.database, { logger });
   await db.migrate();
 
   const blobStore =

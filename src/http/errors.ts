@@ -1,11 +1,17 @@
 // One error handler for the API host: every failure leaves as the spec's body `{error, code, status}`.
 // Framework errors (validation, body parsing, unknown route, wrong method) map here, in one place.
 
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError, invalid } from '../core/errors.js';
+import { isBackendUnavailable } from '../store/unavailable.js';
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** Longest path parameter the router accepts (a domain is at most 253 characters, a file path 500). */
+export const MAX_PARAM_LENGTH = 1024;
 
 /** Maps anything thrown by a handler, hook or the framework to an ApiError. */
 export function toApiError(err: FastifyError | ApiError | Error): ApiError {
@@ -16,7 +22,14 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
       hint: 'See /api/openapi.json for the expected shape.',
     });
   }
+  if (isBackendUnavailable(err)) return unavailable(err);
   switch (e.code) {
+    case 'FST_ERR_BAD_URL':
+      return invalid('The URL path holds an invalid percent-encoding (not UTF-8, or a lone surrogate).', {
+        hint: 'Percent-encode path segments as UTF-8 (encodeURIComponent).',
+      });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return invalid(`A path segment is longer than ${MAX_PARAM_LENGTH} characters.`, { status: 414 });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return invalid('Request body is too large (JSON bodies are limited to 2 MB).', { status: 413 });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -37,17 +50,55 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   );
 }
 
+/** 503 for a request that needs a backing service (database, Redis, object store) that is down. */
+export const unavailable = (cause: unknown) =>
+  new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; try again in a few seconds.', {
+    headers: { 'Retry-After': '5' },
+    cause,
+  });
+
 export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody());
 }
 
+/**
+ * Node's `clientError` (a head node:http could not parse, one over the header limit, a header timeout):
+ * answered with the spec's body before any route or host is known, then the socket is closed, as node
+ * and Fastify do by default. Replaces Fastify's own body, which lacks `code` and `status`.
+ */
+export function clientErrorResponse(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request head did not arrive in time.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request head is larger than the server accepts.']
+        : [400, 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ error: message, code: 'INVALID_REQUEST', status });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** Every route registered on an app, as registered (HEAD twins included), for tests and docs. */
+const routeLists = new WeakMap<FastifyInstance, Array<{ method: string; url: string }>>();
+export const registeredRoutes = (app: FastifyInstance): ReadonlyArray<{ method: string; url: string }> =>
+  routeLists.get(app) ?? [];
+
 export function registerErrorHandling(app: FastifyInstance): void {
   // A shadow router of every registered route tells "wrong method" (405) from "unknown route" (404).
   const probe = FindMyWay();
+  const routes: Array<{ method: string; url: string }> = [];
+  routeLists.set(app, routes);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const m of methods) {
+      routes.push({ method: m, url: route.url });
       if (METHODS.includes(m as HTTPMethod) && !probe.find(m as HTTPMethod, route.url)) {
         probe.on(m as HTTPMethod, route.url, () => {});
       }
@@ -55,10 +106,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(err);
-    if (apiError.status >= 500) req.log.error({ err }, 'request failed');
-    else req.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
-    return sendApiError(reply, apiError);
+    return sendApiError(reply, logged(req, err));
   });
 
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
@@ -78,4 +126,37 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     return sendApiError(reply, new ApiError('NOT_FOUND', `No route ${req.method} ${path}`));
   });
+}
+
+/**
+ * Maps `err`, logging it at the level its kind deserves: 5xx as errors with their stack; a backend outage
+ * (which the store's own throttled warning reports) and 4xx as one info line.
+ */
+function logged(req: FastifyRequest, err: FastifyError | ApiError | Error): ApiError {
+  const apiError = toApiError(err);
+  if (apiError.code === 'SERVICE_UNAVAILABLE') {
+    // One line per request at most, without a stack: the outage itself is logged by the store.
+    const cause = (apiError.cause ?? err) as { message?: unknown };
+    req.log.info(
+      { code: apiError.code, status: apiError.status, cause: String(cause.message) },
+      'backend unavailable',
+    );
+  } else if (apiError.status >= 500) req.log.error({ err }, 'request failed');
+  else req.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
+  return apiError;
+}
+
+/**
+ * Fastify's `frameworkErrors`: refusals raised while routing (a path parameter that is not valid
+ * percent-encoded UTF-8, one over MAX_PARAM_LENGTH). No hook has run, so `before` does what the
+ * onRequest hooks would (request id, rate-limit window), then the error leaves through the same mapping.
+ */
+export function frameworkErrorHandler(before: (req: FastifyRequest, reply: FastifyReply) => Promise<void>) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('x-request-id', req.id);
+    before(req, reply).then(
+      () => sendApiError(reply, logged(req, err)),
+      (refusal: Error) => sendApiError(reply, logged(req, refusal)),
+    );
+  };
 }

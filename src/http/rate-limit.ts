@@ -2,12 +2,13 @@
 // caller's account from the API key once per request: the limit is the account's when the key is
 // valid, else the client IP's anonymous limit, checked before any handler answers 401.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, unauthorized } from '../core/errors.js';
 import { checkRateLimit, type RateDecision } from '../core/rate-limit.js';
 import { accountForAuthorization } from '../core/signin.js';
 import type { AccountRow } from '../store/db/tables/account.js';
+import { unavailable } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,40 +30,7 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('account', null);
   app.decorateRequest('rate', null);
 
-  app.addHook('onRequest', async (req, reply) => {
-    if (!req.url.startsWith('/api/') || isRateExempt(req.method, req.url)) return;
-    const account = (await accountForAuthorization(ctx.db, req.headers.authorization)) ?? null;
-    req.account = account;
-    const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
-    const subject = account ? `acct:${account.id}` : `ip:${req.ip}`;
-    let decision: RateDecision;
-    try {
-      decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());
-    } catch (err) {
-      // Fail closed: without the shared counter no limit can be promised (decisions.md).
-      req.log.error({ err }, 'rate limiter unavailable');
-      throw new ApiError(
-        'SERVICE_UNAVAILABLE',
-        'The service is briefly unavailable; try again in a few seconds.',
-        {
-          headers: { 'Retry-After': '5' },
-        },
-      );
-    }
-    req.rate = decision;
-    reply.headers({
-      'X-RateLimit-Limit': String(decision.limit),
-      'X-RateLimit-Remaining': String(decision.remaining),
-      'X-RateLimit-Reset': String(decision.resetAtS),
-    });
-    if (!decision.allowed) {
-      throw new ApiError(
-        'RATE_LIMITED',
-        `Rate limit of ${decision.limit} requests per hour exceeded; try again later (after ${new Date(decision.resetAtS * 1000).toISOString()}).`,
-        { headers: { 'Retry-After': String(decision.retryAfterS) } },
-      );
-    }
-  });
+  app.addHook('onRequest', (req, reply) => limitRequest(ctx, req, reply));
 
   // Error replies may have been reset by the framework; put the window headers back on every answer.
   app.addHook('onSend', (req, reply, payload, done) => {
@@ -76,6 +44,38 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
     }
     done(null, payload);
   });
+}
+
+/**
+ * Counts an /api/ request against its window and sets the window headers; throws 429 past the limit and
+ * 503 when the shared counter cannot be reached. Also resolves the caller's account (req.account).
+ */
+export async function limitRequest(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!req.url.startsWith('/api/') || isRateExempt(req.method, req.url)) return;
+  const account = (await accountForAuthorization(ctx.db, req.headers.authorization)) ?? null;
+  req.account = account;
+  const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
+  const subject = account ? `acct:${account.id}` : `ip:${req.ip}`;
+  let decision: RateDecision;
+  try {
+    decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());
+  } catch (err) {
+    // Fail closed: without the shared counter no limit can be promised (decisions.md).
+    throw unavailable(err);
+  }
+  req.rate = decision;
+  reply.headers({
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetAtS),
+  });
+  if (!decision.allowed) {
+    throw new ApiError(
+      'RATE_LIMITED',
+      `Rate limit of ${decision.limit} requests per hour exceeded; try again later (after ${new Date(decision.resetAtS * 1000).toISOString()}).`,
+      { headers: { 'Retry-After': String(decision.retryAfterS) } },
+    );
+  }
 }
 
 /** The caller's account, or 401 UNAUTHORIZED. */

@@ -72,6 +72,15 @@ export const FORM_TOO_LARGE = builtin(
   { Connection: 'close' },
 );
 export const SERVER_ERROR = builtin(500, page('500 — Server error', 'Something went wrong; try again.'));
+/**
+ * A site this node has not loaded while its database or object store is unreachable: 503 with Retry-After
+ * (RFC 9110 §15.6.4), never a 404 a cache in front would keep.
+ */
+export const UNAVAILABLE = builtin(
+  503,
+  page('503 — Service unavailable', 'This site is briefly unavailable; try again in a few seconds.'),
+  { 'Retry-After': '5' },
+);
 
 /** The password form of a protected site; the form posts back to the same address (see password-gate.ts). */
 export function passwordFormPage(message: string | null): string {

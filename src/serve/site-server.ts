@@ -9,11 +9,13 @@ import type { Readable } from 'node:stream';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { verifyPassword } from '../core/password.js';
+import { LogThrottle } from '../shared/log-throttle.js';
 import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
 import { pickEncoding } from '../shared/rules/encoding.js';
 import { headersFor } from '../shared/rules/headers.js';
 import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
 import { parseRange } from '../shared/rules/range.js';
+import { isBackendUnavailable } from '../store/unavailable.js';
 import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import {
@@ -34,6 +36,7 @@ import {
   passwordFormPage,
   SERVER_ERROR,
   tooManyAttemptsPage,
+  UNAVAILABLE,
   UNSUPPORTED_FORM,
 } from './pages.js';
 import {
@@ -74,6 +77,8 @@ export interface SiteServer {
 const COMPRESS_INLINE_MAX_BYTES = 1024 * 1024;
 /** Generated pages (viewer, listing) revalidate like HTML files. */
 const PAGE_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
+/** During an outage of the database or object store, one log line per this interval. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
 /** The same for protected sites: browsers may keep them, shared caches may not (RFC 9111 §5.2.2.7). */
 const PRIVATE_PAGE_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
 /** RFC 9110 §11.6.1: a 401 carries a challenge; this scheme makes browsers render the form, not a dialog. */
@@ -159,6 +164,7 @@ class SiteRequestHandler {
   readonly responses = new Float64Array(600);
   private readonly privateReps = new WeakMap<Representation, Representation>();
   private readonly privateHeaders = new WeakMap<OutgoingHttpHeaders, OutgoingHttpHeaders>();
+  private readonly outageLog = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
 
   constructor(
     private readonly ctx: AppContext,
@@ -647,11 +653,22 @@ class SiteRequestHandler {
   }
 
   private fail(req: SiteRequestHead, res: SiteResponse, err: unknown): void {
-    // The URL path and host only: never headers (cookies) or bodies (passwords).
-    this.ctx.logger.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
+    const unavailable = isBackendUnavailable(err);
+    if (unavailable) {
+      // Every request of an outage lands here: one line per interval, not one per request.
+      this.outageLog.run((suppressed) =>
+        this.ctx.logger.warn(
+          { err: (err as Error).message, suppressed },
+          'site request failed: backend unavailable (answering 503)',
+        ),
+      );
+    } else {
+      // The URL path and host only: never headers (cookies) or bodies (passwords).
+      this.ctx.logger.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
+    }
     try {
       if (res.headersSent) res.destroy();
-      else this.sendPage(req, res, SERVER_ERROR);
+      else this.sendPage(req, res, unavailable ? UNAVAILABLE : SERVER_ERROR);
     } catch {
       res.destroy();
     }

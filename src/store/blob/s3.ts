@@ -81,6 +81,10 @@ export const UPLOAD_QUEUE_SIZE = 2;
 /** Largest blob put() accepts: the CopyObject limit (bigger objects need a multipart copy). */
 export const MAX_BLOB_BYTES = 5 * 1024 * 1024 * 1024;
 
+/** Opening a connection to the object store. */
+const S3_CONNECT_TIMEOUT_MS = 3_000;
+/** From sending a request to its response head, and the longest silence of a socket mid-body. */
+const S3_RESPONSE_TIMEOUT_MS = 30_000;
 const TMP_NAME_RANDOM_BYTES = 16;
 /** S3's smallest allowed part (all but the last). */
 const MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
@@ -135,6 +139,14 @@ export class S3BlobStore implements BlobStore {
       ...(credentials !== undefined && { credentials }),
       requestChecksumCalculation: checksumMode,
       responseChecksumValidation: checksumMode,
+      // An object store that stops answering fails a request within seconds (then the SDK's retries),
+      // instead of holding an upload or a site request for the OS's TCP timeouts.
+      requestHandler: {
+        connectionTimeout: S3_CONNECT_TIMEOUT_MS,
+        requestTimeout: S3_RESPONSE_TIMEOUT_MS,
+        throwOnRequestTimeout: true,
+        socketTimeout: S3_RESPONSE_TIMEOUT_MS,
+      },
       ...options.clientConfig,
     });
     this.bucket = config.bucket;

@@ -2,15 +2,30 @@
 // migration runner, a transaction helper and the one place dialect quirks live.
 
 import { mkdirSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../../config.js';
+import { LogThrottle } from '../../shared/log-throttle.js';
 import { migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
+
+const PG_POOL_MAX = 10;
+/** Waiting for a connection, new or pooled: past this a request fails (503) instead of queueing on. */
+const PG_CONNECT_TIMEOUT_MS = 5_000;
+const PG_IDLE_TIMEOUT_MS = 30_000;
+const PG_STATEMENT_TIMEOUT_MS = 10_000;
+const PG_QUERY_TIMEOUT_MS = 12_000;
+const PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+/** Longer than the pool keeps an idle client and than any statement may run: only a dead peer is this quiet. */
+const PG_SOCKET_SILENCE_MS = 35_000;
+/** During an outage every pooled connection fails; one log line per interval says so. */
+const CONNECTION_ERROR_LOG_INTERVAL_MS = 10_000;
 
 // PostgreSQL returns BIGINT (OID 20) as a string by default; our bigints are millisecond timestamps
 // and byte counts, all well inside Number.MAX_SAFE_INTEGER.
@@ -34,13 +49,54 @@ export class Db {
     return new Db(new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), 'sqlite');
   }
 
-  static postgres(url: string): Db {
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+  /**
+   * A pool that survives the database going away (a restart, a failover, a network cut): every pooled
+   * client has an `error` listener (without one, a reset idle connection is an uncaught exception that
+   * kills the process), and every wait is bounded, so a request fails with a connection error within
+   * seconds instead of hanging; the API maps that to 503 (src/store/unavailable.ts). The pool replaces
+   * dead clients on the next checkout, so it reconnects by itself when the database is back.
+   */
+  static postgres(url: string, options: { logger?: Logger } = {}): Db {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: PG_POOL_MAX,
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: PG_IDLE_TIMEOUT_MS,
+      keepAlive: true,
+      // Server side: a statement or an open transaction cannot hold locks for ever.
+      statement_timeout: PG_STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      // Client side: a peer that stops answering mid-query (a dropped network path) fails the query, and
+      // a socket silent for longer than any healthy use of it is closed (pg keeps a timed-out query's
+      // connection otherwise, and TCP would take many minutes to notice).
+      query_timeout: PG_QUERY_TIMEOUT_MS,
+      stream: () => {
+        const socket = new Socket();
+        socket.setTimeout(PG_SOCKET_SILENCE_MS, () =>
+          socket.destroy(
+            Object.assign(new Error('database connection silent; closed'), { code: 'ETIMEDOUT' }),
+          ),
+        );
+        return socket;
+      },
+    });
+    const throttle = new LogThrottle(CONNECTION_ERROR_LOG_INTERVAL_MS);
+    const onError = (err: Error) =>
+      throttle.run((suppressed) =>
+        options.logger?.warn(
+          { err: err.message, suppressed },
+          'database connection lost; the pool reconnects',
+        ),
+      );
+    // An idle client's failure reaches the pool; a checked-out client's, between two queries of a
+    // transaction, reaches only the client (pg-pool removes its own listener while a client is lent).
+    pool.on('error', onError);
+    pool.on('connect', (client) => client.on('error', onError));
     return new Db(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
 
-  static fromConfig(config: DatabaseConfig): Db {
-    return config.dialect === 'sqlite' ? Db.sqlite(config.file) : Db.postgres(config.url);
+  static fromConfig(config: DatabaseConfig, options: { logger?: Logger } = {}): Db {
+    return config.dialect === 'sqlite' ? Db.sqlite(config.file) : Db.postgres(config.url, options);
   }
 
   /** Applies pending migrations; on PostgreSQL under an advisory lock so nodes starting together do not race. */
