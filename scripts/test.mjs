@@ -17,8 +17,8 @@ function collect(dir) {
 
 /** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
 const isIntegration = (f) => f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'));
-/** Tests that only make sense on the scale-out set (several nodes). */
-const scaleoutOnly = (f) => f.includes('two-node');
+/** Tests that only make sense on the scale-out set (several nodes, outages of its servers). */
+const scaleoutOnly = (f) => f.includes('two-node') || f.includes('outage');
 
 const filters = process.argv.slice(2);
 const all = collect('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));

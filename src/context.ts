@@ -1,7 +1,6 @@
 // Composition of the stores a running service uses, chosen by configuration only.
 
 import type { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
@@ -22,7 +21,7 @@ import type { Mailer } from './store/mail/types.js';
 import { MemoryRateStore } from './store/rate/memory.js';
 import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
-import { closeConnection } from './store/redis.js';
+import { closeConnection, openRedis } from './store/redis.js';
 
 export interface AppContext {
   config: Config;
@@ -104,8 +103,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
 
 /** The Redis-backed shared stores; a Redis that cannot be reached stops start-up. */
 async function connectRedis(url: string, prefix: string, logger: Logger) {
-  const redis = new Redis(url, { lazyConnect: true, connectionName: 'slipway', maxRetriesPerRequest: 2 });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  const redis = openRedis(url, { name: 'slipway', logger });
   try {
     await redis.connect();
     const changes = await RedisChangeBus.create(url, { prefix, logger });

@@ -39,6 +39,7 @@ const MESSAGES = [
   /^Connection is closed\.?$/, // ioredis
   /^Stream isn't writeable/, // ioredis with the offline queue off
   /^Reached the max retries per request limit/, // ioredis MaxRetriesPerRequestError
+  /^Command timed out$/, // ioredis commandTimeout
   /^socket hang up$/,
 ];
 

@@ -2,10 +2,10 @@
 // out on `<prefix>changes`; after the subscriber reconnects, listeners get {kind:'all'} (messages may be lost).
 
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ChangeBus, SiteChange } from '../../shared/events.js';
-import { closeConnection } from '../redis.js';
+import { closeConnection, openRedis } from '../redis.js';
 
 export interface RedisChangeBusOptions {
   /** Namespace shared by the nodes of one deployment (e.g. `slipway:`); the channel is `<prefix>changes`. */
@@ -34,14 +34,14 @@ export class RedisChangeBus implements ChangeBus {
   /** Connects both connections and subscribes; rejects (leaving nothing open) if Redis is unreachable. */
   static async create(url: string, options: RedisChangeBusOptions): Promise<RedisChangeBus> {
     const nodeId = randomBytes(8).toString('hex');
-    const connect = (role: 'pub' | 'sub') => {
-      const conn = new Redis(url, { lazyConnect: true, connectionName: `slipway-changes-${role}-${nodeId}` });
-      // ioredis retries on its own; without a listener it would print every failed attempt.
-      conn.on('error', (err: Error) => {
-        if (conn.status !== 'end') options.logger?.warn({ err, role }, 'change bus: Redis connection error');
+    const connect = (role: 'pub' | 'sub') =>
+      openRedis(url, {
+        name: `slipway-changes-${role}-${nodeId}`,
+        ...(options.logger ? { logger: options.logger } : {}),
+        // The subscriber's SUBSCRIBE waits for its connection; a publish while Redis is away fails at once
+        // (the other nodes drop every cache when their subscriber reconnects).
+        offlineQueue: role === 'sub',
       });
-      return conn;
-    };
     const pub = connect('pub');
     const sub = connect('sub');
     try {
