@@ -1,8 +1,7 @@
 // The Account resource (spec "Account"): plan, usage against the plan's limits, human byte strings.
 
 import type { Db } from '../store/db/db.js';
-import type { AccountRow } from '../store/db/tables/account.js';
-import { ownedUsage } from '../store/db/tables/site.js';
+import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
 import { formatBytes } from './format.js';
 import { type PlanOverrides, planLimits } from './plans.js';
 
@@ -24,7 +23,7 @@ export async function describeAccount(
   overrides: PlanOverrides,
 ): Promise<AccountView> {
   const limits = planLimits(account.plan, overrides);
-  const usage = await ownedUsage(db.kysely, account.id);
+  const usage = await accountUsage(db.kysely, account.id);
   return {
     email: account.email,
     plan: account.plan,

@@ -13,12 +13,11 @@ import {
 } from '../shared/rules/serve-files.js';
 import type { BlobStore } from '../store/blob/types.js';
 import { type Db, isUniqueViolation } from '../store/db/db.js';
-import type { AccountRow } from '../store/db/tables/account.js';
+import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
 import {
-  countOwnedSites,
+  changeSite,
   findLiveSite,
   insertSite,
-  ownedUsage,
   type SiteRow,
   updateSite as updateSiteRow,
 } from '../store/db/tables/site.js';
@@ -130,7 +129,7 @@ export async function checkStorage(
   replacedBytes: number,
 ): Promise<void> {
   const limit = limitsFor(deps, account).maxStorageBytes;
-  const used = account ? (await ownedUsage(deps.db.kysely, account.id)).storageBytes : 0;
+  const used = account ? (await accountUsage(deps.db.kysely, account.id)).storageBytes : 0;
   const wouldUse = used - replacedBytes + addedBytes;
   if (wouldUse > limit) throw storageExceeded(limit, wouldUse);
 }
@@ -138,7 +137,7 @@ export async function checkStorage(
 export async function checkSiteLimit(deps: PublishDeps, account: AccountRow): Promise<void> {
   const max = limitsFor(deps, account).maxSites;
   if (max === null) return;
-  const used = await countOwnedSites(deps.db.kysely, account.id);
+  const { sites: used } = await accountUsage(deps.db.kysely, account.id);
   if (used >= max) {
     throw new ApiError('SITE_LIMIT_EXCEEDED', `The plan allows ${max} sites and this account has ${used}.`, {
       hint: 'Delete a site or upgrade to Hobby for unlimited sites.',
@@ -234,7 +233,7 @@ export async function createSite(
     };
     try {
       await deps.db.transaction(async (trx) => {
-        await insertSite(trx, site);
+        await insertSite(trx, site, 0);
         await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
       });
     } catch (err) {
@@ -409,7 +408,7 @@ export async function finalizeSite(
     if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
     // An og:image that the new version no longer has would point at a 404: clear it.
     const ogImageGone = site.og_image_path !== null && !files.some((f) => f.path === site.og_image_path);
-    await updateSiteRow(trx, slug, {
+    await changeSite(trx, slug, {
       current_version_id: versionId,
       updated_at: now,
       ...(ogImageGone ? { og_image_path: null } : {}),

@@ -2,12 +2,12 @@
 // metadata and version restore. Every lookup is by owner: another account's site is a 404.
 
 import { isUniqueViolation } from '../store/db/db.js';
-import type { AccountRow } from '../store/db/tables/account.js';
+import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
 import {
+  changeSite,
   findLiveSite,
   insertSite,
   listOwnedSites,
-  ownedUsage,
   type SiteRow,
   updateSite as updateSiteRow,
 } from '../store/db/tables/site.js';
@@ -130,7 +130,7 @@ export async function listSites(
   const rows = await listOwnedSites(deps.db.kysely, account.id, limit + 1, after);
   const page = rows.slice(0, limit);
   const now = deps.clock.now();
-  const { sites: total } = await ownedUsage(deps.db.kysely, account.id);
+  const { sites: total } = await accountUsage(deps.db.kysely, account.id);
   const last = page.at(-1);
   return {
     sites: page.map((s) => ({
@@ -157,7 +157,7 @@ export async function deleteSite(deps: PublishDeps, account: AccountRow, slug: s
   await ownedSite(deps, account, slug);
   const now = deps.clock.now();
   await deps.db.transaction(async (trx) => {
-    await updateSiteRow(trx, slug, {
+    await changeSite(trx, slug, {
       deleted_at: now,
       updated_at: now,
       current_version_id: null,
@@ -192,21 +192,25 @@ export async function duplicateSite(
     const slug = generateSlug();
     try {
       await deps.db.transaction(async (trx) => {
-        await insertSite(trx, {
-          slug,
-          owner_id: account.id,
-          current_version_id: versionId,
-          title: source.title,
-          description: source.description,
-          og_image_path: source.og_image_path,
-          // A protected site's copy stays protected (same password).
-          password_hash: source.password_hash,
-          expires_at: null,
-          claim_token_hash: null,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        });
+        await insertSite(
+          trx,
+          {
+            slug,
+            owner_id: account.id,
+            current_version_id: versionId,
+            title: source.title,
+            description: source.description,
+            og_image_path: source.og_image_path,
+            // A protected site's copy stays protected (same password).
+            password_hash: source.password_hash,
+            expires_at: null,
+            claim_token_hash: null,
+            created_at: now,
+            updated_at: now,
+            deleted_at: null,
+          },
+          version.total_size,
+        );
         await insertVersion(
           trx,
           {
@@ -256,14 +260,17 @@ export async function claimSite(
     ? await findVersion(deps.db.kysely, site.current_version_id)
     : undefined;
   await checkStorage(deps, account, live?.total_size ?? 0, 0);
-  const res = await deps.db.kysely
-    .updateTable('sites')
-    .set({ owner_id: account.id, expires_at: null, claim_token_hash: null, updated_at: now })
-    .where('slug', '=', slug)
-    .where('owner_id', 'is', null)
-    .where('claim_token_hash', '=', site.claim_token_hash)
-    .executeTakeFirst();
-  if (res.numUpdatedRows === 0n) throw invalid('This site has already been claimed');
+  const claimed = await deps.db.transaction((trx) =>
+    changeSite(
+      trx,
+      slug,
+      { owner_id: account.id, expires_at: null, claim_token_hash: null, updated_at: now },
+      // Another claim may have won between the checks above and this transaction.
+      (row) =>
+        row.owner_id === null && row.deleted_at === null && row.claim_token_hash === site.claim_token_hash,
+    ),
+  );
+  if (!claimed) throw invalid('This site has already been claimed');
   deps.changes.publish({ kind: 'site', slug });
   return {
     slug,
@@ -345,7 +352,9 @@ export async function restoreVersion(
       ? await findVersion(deps.db.kysely, site.current_version_id)
       : undefined;
     await checkStorage(deps, account, version.total_size, current?.total_size ?? 0);
-    await updateSiteRow(deps.db.kysely, slug, { current_version_id: versionId, updated_at: now });
+    await deps.db.transaction((trx) =>
+      changeSite(trx, slug, { current_version_id: versionId, updated_at: now }),
+    );
     deps.changes.publish({ kind: 'site', slug });
   }
   return {

@@ -7,7 +7,7 @@ import type { Clock } from '../shared/clock.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
-import { expiredAnonymousSlugs, updateSite } from '../store/db/tables/site.js';
+import { changeSite, expiredAnonymousSlugs } from '../store/db/tables/site.js';
 import {
   abandonVersion,
   deleteVersionsOf,
@@ -51,7 +51,7 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
 
   for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
     await deps.db.transaction(async (trx) => {
-      await updateSite(trx, slug, {
+      await changeSite(trx, slug, {
         deleted_at: now,
         updated_at: now,
         current_version_id: null,

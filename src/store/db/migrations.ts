@@ -1,7 +1,7 @@
 // Versioned schema migrations, kept in code so they ship inside dist/ and run the same on SQLite and
 // PostgreSQL. Only portable column types: text, integer, bigint. Never edit a released migration.
 
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 const migrations: Record<string, Migration> = {
   '001_initial': {
@@ -87,6 +87,29 @@ const migrations: Record<string, Migration> = {
         .addColumn('size', 'bigint', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
+    },
+  },
+  /**
+   * Usage counters on the account (issue 9: a create counted and summed every owned site, so publishing
+   * slowed as an account grew). Filled from the sites as they are; tables/site.ts keeps them from then on.
+   */
+  '002_account_usage_counters': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable('accounts')
+        .addColumn('site_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('accounts')
+        .addColumn('stored_bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`
+        update accounts set
+          site_count = (select count(*) from sites s where s.owner_id = accounts.id and s.deleted_at is null),
+          stored_bytes = (select coalesce(sum(v.total_size), 0) from sites s
+                          join versions v on v.id = s.current_version_id
+                          where s.owner_id = accounts.id and s.deleted_at is null)
+      `.execute(db);
     },
   },
 };

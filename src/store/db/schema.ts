@@ -11,6 +11,10 @@ export interface AccountTable {
   handle: string | null;
   /** SHA-256 hex of the current API key; null until the first sign-in completes. */
   api_key_hash: string | null;
+  /** Live sites owned (kept by tables/site.ts in the transaction of every change that moves it). */
+  site_count: Generated<number>;
+  /** Bytes of the current versions of those sites (CONTRACT "Account"), kept the same way. */
+  stored_bytes: Generated<number>;
   created_at: number;
   updated_at: number;
 }

@@ -22,6 +22,8 @@ export class SmtpMailer implements Mailer {
       logger: false,
       debug: false,
     });
+    // A send's failure reaches its promise; an 'error' event without a listener would end the process.
+    this.transport.on('error', () => {});
   }
 
   async send(message: MailMessage): Promise<void> {

@@ -1,9 +1,10 @@
 // Queries of the accounts table.
 
+import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../db.js';
 import type { AccountTable } from '../schema.js';
 
-export type AccountRow = AccountTable;
+export type AccountRow = Selectable<AccountTable>;
 
 export function findAccountByEmail(db: Executor, email: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
@@ -17,7 +18,7 @@ export function findAccountByKeyHash(db: Executor, keyHash: string): Promise<Acc
   return db.selectFrom('accounts').selectAll().where('api_key_hash', '=', keyHash).executeTakeFirst();
 }
 
-export async function insertAccount(db: Executor, row: AccountRow): Promise<void> {
+export async function insertAccount(db: Executor, row: Insertable<AccountTable>): Promise<void> {
   await db.insertInto('accounts').values(row).execute();
 }
 
@@ -27,4 +28,29 @@ export async function setApiKeyHash(db: Executor, id: string, keyHash: string, n
     .set({ api_key_hash: keyHash, updated_at: now })
     .where('id', '=', id)
     .execute();
+}
+
+/** Moves an account's usage counters (inside the transaction of the change that moves them). */
+export async function addUsage(db: Executor, id: string, sites: number, bytes: number): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set((eb) => ({
+      site_count: eb('site_count', '+', sites),
+      stored_bytes: eb('stored_bytes', '+', bytes),
+    }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The account's usage counters (CONTRACT "Account": live sites, bytes of their current versions). */
+export async function accountUsage(
+  db: Executor,
+  id: string,
+): Promise<{ sites: number; storageBytes: number }> {
+  const row = await db
+    .selectFrom('accounts')
+    .select(['site_count', 'stored_bytes'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return { sites: Number(row?.site_count ?? 0), storageBytes: Number(row?.stored_bytes ?? 0) };
 }

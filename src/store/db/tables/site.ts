@@ -1,9 +1,18 @@
 // Queries of the sites table (a deleted site keeps its row as a tombstone so its slug is never reissued).
 
+import type { Transaction } from 'kysely';
 import type { Executor } from '../db.js';
-import type { SiteTable } from '../schema.js';
+import type { Database, SiteTable } from '../schema.js';
+import { addUsage } from './account.js';
 
 export type SiteRow = SiteTable;
+
+/**
+ * The fields that decide what a site counts toward its owner's usage (1 site, and the bytes of its live
+ * version, while it is owned and not deleted). Only insertSite() and changeSite() write them, so the
+ * account counters (accounts.site_count, accounts.stored_bytes) move in the same transaction.
+ */
+type CountedField = 'owner_id' | 'current_version_id' | 'deleted_at';
 
 /** A site that has not been deleted. */
 export function findLiveSite(db: Executor, slug: string): Promise<SiteRow | undefined> {
@@ -15,44 +24,86 @@ export function findLiveSite(db: Executor, slug: string): Promise<SiteRow | unde
     .executeTakeFirst();
 }
 
-export async function insertSite(db: Executor, row: SiteRow): Promise<void> {
-  await db.insertInto('sites').values(row).execute();
+/** A new site; `liveBytes` is the total size of `row.current_version_id` (0 when it has none yet). */
+export async function insertSite(trx: Transaction<Database>, row: SiteRow, liveBytes: number): Promise<void> {
+  await trx.insertInto('sites').values(row).execute();
+  if (row.owner_id !== null && row.deleted_at === null) await addUsage(trx, row.owner_id, 1, liveBytes);
 }
 
+/** Changes fields that do not move usage counters (title, password, expiry, ...). */
 export async function updateSite(
   db: Executor,
   slug: string,
-  patch: Partial<Omit<SiteRow, 'slug'>>,
+  patch: Partial<Omit<SiteRow, 'slug' | CountedField>>,
 ): Promise<void> {
   await db.updateTable('sites').set(patch).where('slug', '=', slug).execute();
 }
 
-export async function countOwnedSites(db: Executor, ownerId: string): Promise<number> {
-  const row = await db
-    .selectFrom('sites')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('owner_id', '=', ownerId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/**
+ * Writes `patch` (which may change the owner, the live version or delete the site) and moves the usage
+ * counters of the old and new owner by what the site counted before and counts after. The row is locked
+ * first (a write to it takes the row lock on PostgreSQL and the write lock on SQLite), so concurrent
+ * changes of one site apply one after the other. Returns false, changing nothing, when `guard` refuses
+ * the locked row (e.g. a claim that lost a race).
+ */
+export async function changeSite(
+  trx: Transaction<Database>,
+  slug: string,
+  patch: Partial<Omit<SiteRow, 'slug'>>,
+  guard: (row: SiteRow) => boolean = () => true,
+): Promise<boolean> {
+  await trx
+    .updateTable('sites')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('slug', '=', slug)
+    .execute();
+  const before = await trx.selectFrom('sites').selectAll().where('slug', '=', slug).executeTakeFirst();
+  if (before === undefined || !guard(before)) return false;
+  await trx.updateTable('sites').set(patch).where('slug', '=', slug).execute();
+  const after: SiteRow = { ...before, ...patch };
+  const was = await counted(trx, before);
+  const is = await counted(trx, after);
+  if (was.owner !== null && was.owner === is.owner) {
+    if (was.bytes !== is.bytes) await addUsage(trx, was.owner, 0, is.bytes - was.bytes);
+    return true;
+  }
+  if (was.owner !== null) await addUsage(trx, was.owner, -1, -was.bytes);
+  if (is.owner !== null) await addUsage(trx, is.owner, 1, is.bytes);
+  return true;
 }
 
-/** Sites the account owns (not deleted), and the bytes of their current versions (CONTRACT "Account"). */
-export async function ownedUsage(
+/** Who a site state counts toward, and with how many bytes (its live version's total size). */
+async function counted(db: Executor, row: SiteRow): Promise<{ owner: string | null; bytes: number }> {
+  if (row.owner_id === null || row.deleted_at !== null) return { owner: null, bytes: 0 };
+  if (row.current_version_id === null) return { owner: row.owner_id, bytes: 0 };
+  const version = await db
+    .selectFrom('versions')
+    .select('total_size')
+    .where('id', '=', row.current_version_id)
+    .executeTakeFirst();
+  return { owner: row.owner_id, bytes: Number(version?.total_size ?? 0) };
+}
+
+/**
+ * Usage recomputed from the sites and their live versions, per owner (the truth the counters keep):
+ * for the consistency check and the migration that introduced the counters.
+ */
+export async function recountUsage(
   db: Executor,
-  ownerId: string,
-): Promise<{ sites: number; storageBytes: number }> {
-  const row = await db
+): Promise<Map<string, { sites: number; storageBytes: number }>> {
+  const rows = await db
     .selectFrom('sites')
     .leftJoin('versions', 'versions.id', 'sites.current_version_id')
     .select((eb) => [
+      'sites.owner_id',
       eb.fn.countAll<number | string>().as('sites'),
       eb.fn.coalesce(eb.fn.sum<number | string | null>('versions.total_size'), eb.lit(0)).as('bytes'),
     ])
-    .where('sites.owner_id', '=', ownerId)
+    .where('sites.owner_id', 'is not', null)
     .where('sites.deleted_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return { sites: Number(row.sites), storageBytes: Number(row.bytes) };
+    .groupBy('sites.owner_id')
+    .execute();
+  return new Map(rows.map((r) => [r.owner_id!, { sites: Number(r.sites), storageBytes: Number(r.bytes) }]));
 }
 
 export interface SiteListRow extends SiteRow {
