@@ -132,9 +132,9 @@ export class DiskBlobStore implements BlobStore {
       await fh.sync();
       fhOpen = false;
       await fh.close();
-      const created = await this.commit(tmpPath, hash);
+      await this.commit(tmpPath, hash);
       tmpRemains = false;
-      return { hash, size, created };
+      return { hash, size };
     } finally {
       stopWatchingAbort();
       if (fhOpen) await fh.close().catch(() => {});
@@ -204,32 +204,25 @@ export class DiskBlobStore implements BlobStore {
     await access(this.tmpDir, mode);
   }
 
-  /** Makes the fsynced temp file visible under its hash; returns false if the blob already existed. */
-  private async commit(tmpPath: string, hash: string): Promise<boolean> {
+  /** Makes the fsynced temp file visible under its hash (a no-op when the blob already exists). */
+  private async commit(tmpPath: string, hash: string): Promise<void> {
     const finalPath = this.localPath(hash);
     const dir = dirname(finalPath);
-    let created: boolean;
     for (let attempt = 0; ; attempt++) {
       await this.ensureFanOutDir(dir);
       try {
-        // link(2), unlike rename(2), never replaces an existing name: exactly one concurrent put of the
-        // same content reports created=true.
+        // link(2), unlike rename(2), never replaces an existing name: an existing blob is left untouched.
         await link(tmpPath, finalPath);
-        created = true;
         break;
       } catch (err) {
         const code = errCode(err);
-        if (code === 'EEXIST') {
-          created = false;
-          break;
-        }
+        if (code === 'EEXIST') break;
         if (code === 'ENOENT' && attempt === 0) {
           this.durableFanOutDirs.delete(dir); // removed behind our back: recreate once
           continue;
         }
         if (code !== undefined && LINK_UNSUPPORTED_CODES.has(code)) {
-          created = !(await pathExists(finalPath));
-          if (created) await rename(tmpPath, finalPath);
+          if (!(await pathExists(finalPath))) await rename(tmpPath, finalPath);
           break;
         }
         throw err;
@@ -238,7 +231,6 @@ export class DiskBlobStore implements BlobStore {
     // Also when the blob existed: a concurrent put may have linked it without having fsynced the dir yet.
     await fsyncDir(dir);
     await rm(tmpPath, { force: true });
-    return created;
   }
 
   private async ensureFanOutDir(dir: string): Promise<void> {

@@ -1,19 +1,26 @@
-// S3 BlobStore: `<prefix>blobs/ab/cd/<sha256>`, each committed by server-side copy from a verified temp object.
+// S3 BlobStore: `<prefix>blobs/ab/cd/<sha256>`; no object is ever visible under a hash key unless its bytes
+// hash to it, and a new blob costs as few object-store requests as that allows.
 //
-// put() hashes and counts the body while copying it into part buffers, refuses it on a size or hash mismatch
-// before anything is committed, writes it to `<prefix>tmp/<random>` (one PutObject up to PART_SIZE_BYTES, a
-// multipart upload beyond), checks the stored length, and only then copies the temp object to its hash key
-// and deletes it: no object is ever visible under a hash key unless its bytes hash to it.
+// put() hashes and counts the body while copying it into part buffers and refuses it on a size or hash
+// mismatch before anything becomes visible:
+// - up to PART_SIZE_BYTES (nearly every file of a site): the body is whole in memory when its hash is
+//   known, so it goes straight to its hash key as one PutObject with Content-MD5; the ETag of the answer
+//   confirms what was kept. One request per new blob (five before: temp PUT, two HEADs, copy, delete).
+// - larger, with the hash given in advance (the upload path always has the manifest's): a multipart
+//   upload straight to the hash key, completed only after the bytes hashed to it, then one HEAD checks
+//   the stored length.
+// - larger without a hash: a multipart upload to `<prefix>tmp/<random>`, checked, copied to its hash key
+//   and deleted.
+// Rewriting an existing blob writes identical bytes, so concurrent puts of one content are harmless; an
+// aborted put leaves nothing visible (a PutObject is atomic, an incomplete multipart upload is invisible).
 //
 // Limits and operator notes:
 // - Memory per put is bounded by (UPLOAD_QUEUE_SIZE + 1) x PART_SIZE_BYTES of reused part buffers (or the
 //   body's size when smaller). lib-storage's Upload was measured and dropped: it allocates a fresh
 //   concatenated buffer per part, and with V8's lazy collection of those a 100 MB put grew RSS by 90-110 MB
 //   at 8 MiB x 4 (still 50-67 MB at 5 MiB x 1).
-// - The commit is a single CopyObject, which S3 caps at 5 GiB (MAX_BLOB_BYTES); larger blobs would need a
-//   multipart copy (UploadPartCopy), which is not implemented: put() refuses them before reading the body.
-// - Concurrent puts of the same new content may each copy it (identical bytes); more than one may then
-//   report created=true.
+// - The temp path's commit is a single CopyObject, which S3 caps at 5 GiB (MAX_BLOB_BYTES); larger blobs
+//   would need a multipart copy (UploadPartCopy), which is not implemented: put() refuses them up front.
 // - A crash mid-put leaves `tmp/` objects (init() removes those older than an hour) or incomplete multipart
 //   uploads: give the bucket a lifecycle rule that aborts incomplete multipart uploads after a day.
 // - checksumMode defaults to WHEN_REQUIRED: with WHEN_SUPPORTED, SDK v3 sends streamed bodies as
@@ -227,13 +234,24 @@ export class S3BlobStore implements BlobStore {
     }
     if (expectedHash !== undefined) assertSha256Hex(expectedHash);
 
-    const tmpKey = `${this.tempKeyPrefix}${randomBytes(TMP_NAME_RANDOM_BYTES).toString('hex')}`;
-    const writer = new TempObjectWriter(this.client, this.bucket, tmpKey, expectedSize, {
+    const multipart = expectedSize > this.partSizeBytes;
+    // A multipart upload is named before its first part. With the hash known in advance that name is the
+    // blob's own key: the object appears only when the upload completes, which happens only after the
+    // bytes hashed to it. Without a hash, a temp key, copied to the hash key once the hash is known.
+    const uploadKey = multipart
+      ? expectedHash !== undefined
+        ? this.objectKey(expectedHash)
+        : `${this.tempKeyPrefix}${randomBytes(TMP_NAME_RANDOM_BYTES).toString('hex')}`
+      : undefined;
+    const writer = new ObjectWriter(this.client, this.bucket, uploadKey, expectedSize, {
       partSizeBytes: this.partSizeBytes,
       queueSize: this.uploadQueueSize,
       checksumMode: this.checksumMode,
     });
     const hasher = createHash('sha256');
+    // A single-part body is sent with its MD5 (Content-MD5): the store refuses bytes that differ from it,
+    // and its ETag (the MD5 of what it kept) confirms the stored bytes without another request.
+    const md5 = multipart ? undefined : createHash('md5');
     let size = 0;
     const stopWatchingAbort = destroyOnAborted(body);
     try {
@@ -245,6 +263,7 @@ export class S3BlobStore implements BlobStore {
           // Hashed and copied into a part buffer before the next chunk is pulled: a producer that reuses its
           // buffer cannot make the stored bytes differ from the hash.
           hasher.update(chunk);
+          md5?.update(chunk);
           await writer.write(chunk);
         }
         if (size !== expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
@@ -255,13 +274,41 @@ export class S3BlobStore implements BlobStore {
       if (expectedHash !== undefined && hash !== expectedHash) {
         throw new BlobHashMismatchError(expectedHash, hash);
       }
-      // Only now does the temp object come into being (PutObject, or CompleteMultipartUpload).
-      await writer.finish();
-      const stored = await this.headSize(tmpKey);
-      if (stored !== size) throw new BlobStoredSizeError(tmpKey, size, stored);
-
       const finalKey = this.objectKey(hash);
-      let created = false;
+      if (md5 !== undefined) {
+        // One PutObject straight to the hash key: the bytes are all in memory and hash to it.
+        const digest = md5.digest();
+        const etag = await writer.finishSingle(finalKey, digest.toString('base64'));
+        if (etag !== `"${digest.toString('hex')}"`) await this.assertStoredSize(finalKey, size);
+        return { hash, size };
+      }
+      await writer.finish();
+      await this.assertStoredSize(uploadKey!, size);
+      if (uploadKey !== finalKey) await this.commitTemp(uploadKey!, finalKey);
+      return { hash, size };
+    } catch (err) {
+      await writer.abort();
+      // A temp object whose CompleteMultipartUpload answer was lost may exist. (A blob key is never
+      // removed here: it only ever receives bytes that hash to it, and another put may share it.)
+      if (uploadKey?.startsWith(this.tempKeyPrefix)) await this.deleteKey(uploadKey).catch(() => {});
+      throw err;
+    }
+  }
+
+  /**
+   * Throws BlobStoredSizeError, and removes the object, unless the store kept exactly `size` bytes at
+   * `key` (a store that kept aws-chunked framing verbatim, or one whose ETag is not an MD5).
+   */
+  private async assertStoredSize(key: string, size: number): Promise<void> {
+    const stored = await this.headSize(key);
+    if (stored === size) return;
+    await this.deleteKey(key).catch(() => {});
+    throw new BlobStoredSizeError(key, size, stored);
+  }
+
+  /** Copies a verified temp object to its hash key (unless that exists) and removes the temp object. */
+  private async commitTemp(tmpKey: string, finalKey: string): Promise<void> {
+    try {
       if ((await this.headSize(finalKey)) === null) {
         await this.client.send(
           new CopyObjectCommand({
@@ -271,15 +318,8 @@ export class S3BlobStore implements BlobStore {
             MetadataDirective: 'COPY',
           }),
         );
-        created = true;
       }
-      return { hash, size, created };
-    } catch (err) {
-      await writer.abort();
-      throw err;
     } finally {
-      // Also after a failure: a PutObject or CompleteMultipartUpload whose response was lost may have
-      // stored the object anyway. (DeleteObject of a missing key succeeds.)
       await this.deleteKey(tmpKey).catch(() => {});
     }
   }
@@ -413,14 +453,15 @@ interface WriterOptions {
 
 /**
  * Writes one object of a known size. A body of at most one part is buffered (exactly `totalSize` bytes) and
- * sent as a single PutObject by finish(); a bigger one becomes a multipart upload whose parts are sent as
- * they fill, at most `queueSize` at once while the next one fills, from a pool of at most queueSize + 1
- * reused part buffers (no per-part allocation: memory stays at the pool size however large the body).
- * write() waits while the queue is full, which is what slows the body down. The object only appears when
- * finish() completes it; abort() discards everything. Bodies are always Buffers, so the SDK can retry a
- * request and never frames a body as aws-chunked.
+ * sent as a single PutObject by finishSingle(), under a key chosen then (the hash is known by that time);
+ * a bigger one becomes a multipart upload to `key` whose parts are sent as they fill, at most `queueSize`
+ * at once while the next one fills, from a pool of at most queueSize + 1 reused part buffers (no per-part
+ * allocation: memory stays at the pool size however large the body). write() waits while the queue is
+ * full, which is what slows the body down. The object only appears when a finish call completes it;
+ * abort() discards everything. Bodies are always Buffers, so the SDK can retry a request and never frames
+ * a body as aws-chunked.
  */
-class TempObjectWriter {
+class ObjectWriter {
   private readonly partSize: number;
   private readonly queueSize: number;
   private readonly checksumMode: WriterOptions['checksumMode'];
@@ -443,7 +484,8 @@ class TempObjectWriter {
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
-    private readonly key: string,
+    /** The multipart upload's object key (undefined for a single-part body). */
+    private readonly key: string | undefined,
     private readonly totalSize: number,
     options: WriterOptions,
   ) {
@@ -451,6 +493,7 @@ class TempObjectWriter {
     this.queueSize = options.queueSize;
     this.checksumMode = options.checksumMode;
     this.multipart = totalSize > this.partSize;
+    if (this.multipart !== (key !== undefined)) throw new Error('a multipart upload needs its key up front');
   }
 
   /** Copies `chunk` into part buffers, sending each part as it fills. */
@@ -472,27 +515,30 @@ class TempObjectWriter {
     }
   }
 
-  /** Creates the object: after write() was given exactly totalSize bytes. */
+  /** Sends a single-part body as one PutObject to `key` with its Content-MD5; returns the ETag. */
+  async finishSingle(key: string, contentMd5: string): Promise<string | undefined> {
+    this.assertComplete();
+    if (this.multipart) throw new Error('finishSingle() on a multipart body');
+    const body = this.current?.buffer ?? Buffer.alloc(0);
+    const res = await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentLength: body.length,
+        ContentMD5: contentMd5,
+        ContentType: CONTENT_TYPE,
+      }),
+      { abortSignal: this.abortController.signal },
+    );
+    return res.ETag;
+  }
+
+  /** Completes the multipart upload: after write() was given exactly totalSize bytes. */
   async finish(): Promise<void> {
-    this.throwIfFailed();
-    if (this.written !== this.totalSize) {
-      throw new Error(`finish() after ${this.written} of ${this.totalSize} bytes`);
-    }
+    this.assertComplete();
+    if (!this.multipart) throw new Error('finish() on a single-part body');
     const abortSignal = this.abortController.signal;
-    if (!this.multipart) {
-      const body = this.current?.buffer ?? Buffer.alloc(0);
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.key,
-          Body: body,
-          ContentLength: body.length,
-          ContentType: CONTENT_TYPE,
-        }),
-        { abortSignal },
-      );
-      return;
-    }
     await Promise.all(this.inFlight);
     this.throwIfFailed();
     const uploadId = await this.ensureUpload();
@@ -509,6 +555,13 @@ class TempObjectWriter {
     this.uploadId = undefined; // completed: nothing left to abort
   }
 
+  private assertComplete(): void {
+    this.throwIfFailed();
+    if (this.written !== this.totalSize) {
+      throw new Error(`finish after ${this.written} of ${this.totalSize} bytes`);
+    }
+  }
+
   /** Stops in-flight requests and aborts the multipart upload, if any. Never throws. */
   async abort(): Promise<void> {
     this.abortController.abort();
@@ -520,7 +573,7 @@ class TempObjectWriter {
     if (uploadId === undefined) return;
     try {
       await this.client.send(
-        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key, UploadId: await uploadId }),
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key!, UploadId: await uploadId }),
       );
     } catch {
       // Best effort (s3rver does not implement it): a bucket lifecycle rule reaps incomplete uploads.

@@ -17,8 +17,6 @@ export interface PutResult {
   hash: string;
   /** Size in bytes. */
   size: number;
-  /** False if the blob already existed (the put was a no-op). */
-  created: boolean;
 }
 
 export interface GetOptions {
