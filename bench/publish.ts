@@ -1,7 +1,13 @@
-// `npm run bench:publish`: publish throughput and upload memory against DESIGN.md "Performance targets".
+// `npm run bench:publish`: publish throughput and upload memory against DESIGN.md "Performance targets", on
+// the embedded set and the scale-out set (PostgreSQL + S3 via s3rver + Redis) side by side, rounds
+// interleaved so both see the same machine:
 // (1) 1000 files / 50 MB with 16 parallel uploads, create -> uploads -> finalize, a fresh site per round;
 // (2) re-publish of that site with one changed file (hashes given: one upload) -> finalize;
-// (3) server RSS growth while one 200 MB file streams in. Prints a table, writes bench/out/publish.json.
+// (3) server RSS growth while one 200 MB file streams in;
+// (4) one account publishing many one-file sites, 16 at a time: the rate up to the 1,000th site and from
+//     the 1,000th on (issue 9: publishing must not slow down as an account grows).
+// Options: `-- --backend embedded|scaleout` runs one set; `-- --sites N` (default 5000, 0 skips (4)).
+// Prints a table, writes bench/out/publish.json.
 
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,6 +16,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client, type LocalFile, manifestOf, sha256 } from './lib/client.js';
+import { type Backend, type BackendName, embeddedBackend, scaleoutBackend } from './lib/serve-backends.js';
 import { freePort, preferredMode, REPO_ROOT, type Service, signIn, startService } from './lib/service.js';
 
 const ROUNDS = 5;
@@ -22,7 +29,19 @@ const RSS_SAMPLE_MS = 20;
 const MB = 1024 * 1024;
 const CLOCK_TICKS_PER_S = 100;
 
-const TARGETS = { publishS: 3, republishS: 0.5, rssGrowthMB: 64 };
+const SITES_DEFAULT = 5000;
+/** The many-sites run reports the rate before and after this many sites. */
+const SITES_SPLIT = 1000;
+
+const TARGETS = {
+  publishS: 3,
+  republishS: 0.5,
+  rssGrowthMB: 64,
+  /** Scale-out publish time over embedded, same run (issue 9). */
+  scaleoutRatio: 1.5,
+  /** Publish rate after SITES_SPLIT sites over the rate before it (issue 9: within 10 %). */
+  sitesRateRatio: 0.9,
+};
 
 interface Stats {
   median: number;
@@ -207,17 +226,84 @@ async function bigUpload(client: Client, pid: number) {
   };
 }
 
+/** One account publishes `count` one-file sites, `PARALLEL` at a time; rates before and after SITES_SPLIT. */
+async function manySites(client: Client, count: number) {
+  const done: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const bytes = Buffer.from(`<h1>site ${i}</h1>${randomBytes(8).toString('hex')}`);
+      const file: LocalFile = {
+        path: 'index.html',
+        size: bytes.length,
+        contentType: 'text/html',
+        hash: sha256(bytes),
+        bytes,
+      };
+      const pub = await client.create(manifestOf([file]));
+      const put = await client.put(pub.upload.uploads[0]!, bytes, bytes.length);
+      if (put.status !== 200) throw new Error(`upload answered ${put.status}: ${put.text}`);
+      const fin = await client.finalize(pub.slug, pub.upload.versionId);
+      if (fin.status !== 200) throw new Error(`finalize answered ${fin.status}: ${fin.text}`);
+      done.push(performance.now() - t0);
+      if (done.length % 1000 === 0) process.stderr.write(`  ${done.length} sites\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, worker));
+  done.sort((a, b) => a - b);
+  const splitAt = done[Math.min(SITES_SPLIT, count) - 1]!;
+  const end = done[count - 1]!;
+  const before = (Math.min(SITES_SPLIT, count) / splitAt) * 1000;
+  const after = count > SITES_SPLIT ? ((count - SITES_SPLIT) / (end - splitAt)) * 1000 : Number.NaN;
+  return {
+    sites: count,
+    ratePerS: { upToSplit: before, afterSplit: after },
+    ratio: after / before,
+    seconds: end / 1000,
+  };
+}
+
 const fmt = (n: number, digits = 3) => n.toFixed(digits);
 
+interface Run {
+  backend: Backend;
+  service: Service;
+  client: Client;
+  dataDir: string;
+  publishes: PublishRound[];
+  republishes: RepublishRound[];
+  memory?: Awaited<ReturnType<typeof bigUpload>>;
+  sites?: Awaited<ReturnType<typeof manySites>>;
+}
+
+function parseArgs(argv: string[]): { backends: BackendName[]; sites: number } {
+  let backends: BackendName[] = ['embedded', 'scaleout'];
+  let sites = SITES_DEFAULT;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--backend' && (argv[i + 1] === 'embedded' || argv[i + 1] === 'scaleout')) {
+      backends = [argv[++i] as BackendName];
+    } else if (arg === '--sites' && /^\d+$/.test(argv[i + 1] ?? '')) {
+      sites = Number(argv[++i]);
+    } else {
+      throw new Error(`unknown argument ${arg}; use --backend embedded|scaleout, --sites N`);
+    }
+  }
+  return { backends, sites };
+}
+
 async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
   const mode = preferredMode();
-  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-bench-publish-'));
-  let svc: Service | undefined;
-  let client: Client | undefined;
+  const runs: Run[] = [];
   const cleanup = async () => {
-    client?.close();
-    await svc?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    for (const run of runs) {
+      run.client.close();
+      await run.service.stop();
+      await run.backend.release();
+      await rm(run.dataDir, { recursive: true, force: true });
+    }
   };
   const onSignal = () => {
     void cleanup().finally(() => process.exit(130));
@@ -225,108 +311,146 @@ async function main(): Promise<void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    svc = await startService({
-      dataDir,
-      port: await freePort(),
-      mode,
-      // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops.
-      nodeArgs: process.env.BENCH_CPU_PROF
-        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-        : [],
-      env: {
-        PLAN_FREE_MAX_FILE_SIZE_BYTES: String(1024 * MB),
-        PLAN_FREE_MAX_STORAGE_BYTES: String(100 * 1024 * MB),
-        PLAN_FREE_MAX_SITES: '100000',
-      },
-    });
-    const key = await signIn(svc.url, dataDir, 'bench@example.com');
-    client = new Client(svc.url, key);
+    for (const name of opts.backends) {
+      const backend = name === 'embedded' ? embeddedBackend() : await scaleoutBackend();
+      const dataDir = await mkdtemp(join(tmpdir(), `slipway-bench-publish-${name}-`));
+      let service: Service;
+      try {
+        service = await startService({
+          dataDir,
+          port: await freePort(),
+          mode,
+          // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops.
+          nodeArgs: process.env.BENCH_CPU_PROF
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+            : [],
+          env: {
+            ...backend.env,
+            PLAN_FREE_MAX_FILE_SIZE_BYTES: String(1024 * MB),
+            PLAN_FREE_MAX_STORAGE_BYTES: String(100 * 1024 * MB),
+            PLAN_FREE_MAX_SITES: '100000',
+          },
+        });
+      } catch (err) {
+        await backend.release();
+        throw err;
+      }
+      const key = await signIn(service.url, dataDir, 'bench@example.com');
+      runs.push({
+        backend,
+        service,
+        client: new Client(service.url, key),
+        dataDir,
+        publishes: [],
+        republishes: [],
+      });
+      process.stderr.write(`${name}: ${mode} (pid ${service.pid}) on ${backend.summary}\n`);
+    }
     const loadBefore = loadavg()[0]!;
-    process.stderr.write(
-      `service: ${mode} (pid ${svc.pid}), DATA_DIR ${dataDir}, load ${fmt(loadBefore, 2)}\n`,
-    );
     if (loadBefore > cpus().length / 2) {
       process.stderr.write(
-        'warning: the machine is busy; client and server share its cores, figures will be noisy\n',
+        `warning: load ${fmt(loadBefore, 2)}; client and servers share the cores, figures will be noisy\n`,
       );
     }
 
-    // Warm-up: one small publish so JIT and first-use costs stay out of the figures.
-    const warm = makeSite(-1).slice(0, 50);
-    await publishRound(client, svc.pid, warm);
-
-    const publishes: PublishRound[] = [];
-    const republishes: RepublishRound[] = [];
+    // Warm-up: one small publish each so JIT and first-use costs stay out of the figures.
+    for (const run of runs) await publishRound(run.client, run.service.pid, makeSite(-1).slice(0, 50));
     for (let r = 0; r < ROUNDS; r++) {
       const files = makeSite(r);
-      const { slug, round } = await publishRound(client, svc.pid, files);
-      publishes.push(round);
-      republishes.push(await republishRound(client, slug, files));
-      process.stderr.write(
-        `round ${r + 1}: publish ${fmt(round.totalS)} s, re-publish ${fmt(republishes[r]!.totalS)} s\n`,
-      );
+      for (const run of runs) {
+        const { slug, round } = await publishRound(run.client, run.service.pid, files);
+        run.publishes.push(round);
+        run.republishes.push(await republishRound(run.client, slug, files));
+        process.stderr.write(
+          `round ${r + 1} ${run.backend.name}: publish ${fmt(round.totalS)} s, re-publish ${fmt(run.republishes[r]!.totalS)} s\n`,
+        );
+      }
     }
-    const memory = await bigUpload(client, svc.pid);
+    for (const run of runs) run.memory = await bigUpload(run.client, run.service.pid);
+    if (opts.sites > 0) {
+      for (const run of runs) {
+        process.stderr.write(`${run.backend.name}: publishing ${opts.sites} one-file sites\n`);
+        run.sites = await manySites(run.client, opts.sites);
+      }
+    }
 
-    const publish = stats(publishes.map((p) => p.totalS));
-    const republish = stats(republishes.map((p) => p.totalS));
-    const rows: Array<[string, string, string, string, string, string]> = [
-      ['what', 'median', 'min', 'max', 'target', 'ok'],
-      [
-        'publish 1000 files / 50 MB, 16 parallel (s)',
-        fmt(publish.median),
-        fmt(publish.min),
-        fmt(publish.max),
-        `<= ${TARGETS.publishS}`,
-        publish.median <= TARGETS.publishS ? 'yes' : 'NO',
-      ],
-      ...(['createS', 'uploadsS', 'finalizeS'] as const).map(
-        (k): [string, string, string, string, string, string] => {
-          const s = stats(publishes.map((p) => p[k]));
-          return [`  ${k.replace(/S$/, '')} (s)`, fmt(s.median), fmt(s.min), fmt(s.max), '', ''];
-        },
-      ),
-      ...(
-        [
-          ['putP50Ms', '  one PUT, p50 latency (ms)'],
-          ['putP99Ms', '  one PUT, p99 latency (ms)'],
-          ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
-          ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
-        ] as const
-      ).map(([k, label]): [string, string, string, string, string, string] => {
-        const s = stats(publishes.map((p) => p[k]));
-        return [label, fmt(s.median, 2), fmt(s.min, 2), fmt(s.max, 2), '', ''];
-      }),
-      [
-        're-publish, one changed file (s)',
-        fmt(republish.median),
-        fmt(republish.min),
-        fmt(republish.max),
-        `<= ${TARGETS.republishS}`,
-        republish.median <= TARGETS.republishS ? 'yes' : 'NO',
-      ],
-      ...(['updateS', 'uploadS', 'finalizeS'] as const).map(
-        (k): [string, string, string, string, string, string] => {
-          const s = stats(republishes.map((p) => p[k]));
-          return [`  ${k.replace(/S$/, '')} (s)`, fmt(s.median), fmt(s.min), fmt(s.max), '', ''];
-        },
-      ),
-      [
-        `200 MB upload: RSS growth (MB; ${fmt(memory.throughputMBps, 0)} MB/s)`,
-        fmt(memory.growthMB, 1),
-        `base ${fmt(memory.baselineMB, 0)}`,
-        `peak ${fmt(memory.peakMB, 0)}`,
-        `< ${TARGETS.rssGrowthMB}`,
-        memory.growthMB < TARGETS.rssGrowthMB ? 'yes' : 'NO',
-      ],
-    ];
+    type Row = string[];
+    const labels = runs.map((r) => r.backend.name);
+    const rows: Row[] = [['what', ...labels.map((l) => `${l} median (min-max)`), 'target', 'ok']];
+    const range = (st: Stats, d = 3) => `${fmt(st.median, d)} (${fmt(st.min, d)}-${fmt(st.max, d)})`;
+    const verdict = (ok: boolean[]) => (ok.every(Boolean) ? 'yes' : 'NO');
+    const publishStats = runs.map((r) => stats(r.publishes.map((p) => p.totalS)));
+    rows.push([
+      'publish 1000 files / 50 MB, 16 parallel (s)',
+      ...publishStats.map((st) => range(st)),
+      `<= ${TARGETS.publishS}`,
+      verdict(publishStats.map((st) => st.median <= TARGETS.publishS)),
+    ]);
+    for (const k of ['createS', 'uploadsS', 'finalizeS'] as const)
+      rows.push([
+        `  ${k.replace(/S$/, '')} (s)`,
+        ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])))),
+        '',
+        '',
+      ]);
+    for (const [k, label] of [
+      ['putP50Ms', '  one PUT, p50 latency (ms)'],
+      ['putP99Ms', '  one PUT, p99 latency (ms)'],
+      ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
+      ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
+    ] as const)
+      rows.push([label, ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])), 2)), '', '']);
+    const republishStats = runs.map((r) => stats(r.republishes.map((p) => p.totalS)));
+    rows.push([
+      're-publish, one changed file (s)',
+      ...republishStats.map((st) => range(st)),
+      `<= ${TARGETS.republishS}`,
+      verdict(republishStats.map((st) => st.median <= TARGETS.republishS)),
+    ]);
+    rows.push([
+      '200 MB upload: RSS growth (MB)',
+      ...runs.map((r) => `${fmt(r.memory!.growthMB, 1)} (${fmt(r.memory!.throughputMBps, 0)} MB/s)`),
+      `< ${TARGETS.rssGrowthMB}`,
+      verdict(runs.map((r) => r.memory!.growthMB < TARGETS.rssGrowthMB)),
+    ]);
+    if (opts.sites > 0) {
+      rows.push([
+        `${opts.sites} one-file sites: sites/s up to the ${SITES_SPLIT}th`,
+        ...runs.map((r) => fmt(r.sites!.ratePerS.upToSplit, 1)),
+        '',
+        '',
+      ]);
+      rows.push([
+        `  sites/s from the ${SITES_SPLIT}th on (ratio)`,
+        ...runs.map((r) => `${fmt(r.sites!.ratePerS.afterSplit, 1)} (${fmt(r.sites!.ratio, 2)})`),
+        `>= ${TARGETS.sitesRateRatio}`,
+        verdict(runs.map((r) => r.sites!.ratio >= TARGETS.sitesRateRatio)),
+      ]);
+    }
+    const embedded = runs.find((r) => r.backend.name === 'embedded');
+    const scaleout = runs.find((r) => r.backend.name === 'scaleout');
+    let scaleoutRatio: number | undefined;
+    if (embedded && scaleout) {
+      const e = stats(embedded.publishes.map((p) => p.totalS)).median;
+      const so = stats(scaleout.publishes.map((p) => p.totalS)).median;
+      scaleoutRatio = so / e;
+      rows.push([
+        'publish: scale-out / embedded (medians)',
+        fmt(scaleoutRatio, 2),
+        '',
+        `<= ${TARGETS.scaleoutRatio}`,
+        verdict([scaleoutRatio <= TARGETS.scaleoutRatio]),
+      ]);
+    }
     console.log(
       `(service: ${mode}; load average ${fmt(loadBefore, 2)} -> ${fmt(loadavg()[0]!, 2)} on ${cpus().length} cores)`,
     );
-    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
     for (const r of rows) {
       console.log(
-        r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '),
+        r
+          .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : (cell ?? '').padStart(widths[c]!)))
+          .join('  '),
       );
     }
 
@@ -337,21 +461,22 @@ async function main(): Promise<void> {
       cpus: cpus().length,
       loadAverage1m: { before: loadBefore, after: loadavg()[0]! },
       rounds: ROUNDS,
-      publish: {
-        files: FILES,
-        totalBytes: TOTAL_BYTES,
-        parallel: PARALLEL,
-        ...publish,
-        targetS: TARGETS.publishS,
-        rounds: publishes,
-      },
-      republish: { ...republish, targetS: TARGETS.republishS, rounds: republishes },
-      bigUpload: {
-        bytes: BIG_FILE_BYTES,
-        sampleMs: RSS_SAMPLE_MS,
-        targetGrowthMB: TARGETS.rssGrowthMB,
-        ...memory,
-      },
+      targets: TARGETS,
+      scaleoutOverEmbedded: scaleoutRatio ?? null,
+      backends: runs.map((r) => ({
+        name: r.backend.name,
+        summary: r.backend.summary,
+        publish: {
+          files: FILES,
+          totalBytes: TOTAL_BYTES,
+          parallel: PARALLEL,
+          ...stats(r.publishes.map((p) => p.totalS)),
+          rounds: r.publishes,
+        },
+        republish: { ...stats(r.republishes.map((p) => p.totalS)), rounds: r.republishes },
+        bigUpload: { bytes: BIG_FILE_BYTES, sampleMs: RSS_SAMPLE_MS, ...r.memory },
+        manySites: r.sites ?? null,
+      })),
     };
     await mkdir(join(REPO_ROOT, 'bench', 'out'), { recursive: true });
     await writeFile(join(REPO_ROOT, 'bench', 'out', 'publish.json'), `${JSON.stringify(out, null, 2)}\n`);

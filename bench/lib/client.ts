@@ -63,6 +63,9 @@ export function randomFile(path: string, size: number, contentType = 'applicatio
 export const manifestOf = (files: LocalFile[]): ManifestFile[] =>
   files.map(({ path, size, contentType, hash }) => ({ path, size, contentType, hash }));
 
+/** Shorter than the service's keepAliveTimeout (node:http's default, 5 s). */
+const IDLE_SOCKET_MS = 4_000;
+
 export class Client {
   readonly agent: Agent;
 
@@ -72,7 +75,9 @@ export class Client {
     readonly key?: string,
     agent?: Agent,
   ) {
-    this.agent = agent ?? new Agent({ keepAlive: true, maxSockets: 64 });
+    // Idle sockets close before the server's 5 s keepAliveTimeout does, so a pause between rounds (the
+    // other backend's turn) never hands a request a socket the server is closing.
+    this.agent = agent ?? new Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS });
   }
 
   withKey(key: string | undefined): Client {

@@ -4,7 +4,7 @@
 import type { Clock } from '../shared/clock.js';
 import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
-import { findVersion, recordBlob, setFileHash, versionFile } from '../store/db/tables/version.js';
+import { recordUpload, uploadTarget, versionFile } from '../store/db/tables/version.js';
 import { ApiError, invalid } from './errors.js';
 import { checkUploadAddress } from './upload-token.js';
 
@@ -55,12 +55,11 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
     throw new ApiError(check.reason === 'malformed' ? 'INVALID_REQUEST' : 'FORBIDDEN', message);
   }
   const { versionId, path, contentType } = check.target;
-  const version = await findVersion(deps.db.kysely, versionId);
-  if (version?.status !== 'pending') {
+  const file = await uploadTarget(deps.db.kysely, versionId, path);
+  if (!file) throw invalid('This upload address belongs to a version that was replaced.');
+  if (file.status !== 'pending') {
     throw invalid('This upload address belongs to a version that is already finalized or was replaced.');
   }
-  const file = await versionFile(deps.db.kysely, versionId, path);
-  if (!file) throw invalid('This upload address belongs to a version that was replaced.');
   if (req.contentType === undefined || !sameMediaType(req.contentType, contentType)) {
     throw invalid(`Content-Type must be "${contentType}" as in the upload entry's headers.`, { status: 415 });
   }
@@ -92,9 +91,11 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
     }
     throw err;
   }
-  const now = deps.clock.now();
-  await recordBlob(deps.db.kysely, put.hash, put.size, now);
-  const stored = file.hash ? false : await setFileHash(deps.db.kysely, versionId, path, put.hash);
+  const stored = await recordUpload(
+    deps.db,
+    { versionId, path },
+    { hash: put.hash, size: put.size, now: deps.clock.now() },
+  );
   if (!file.hash && !stored) {
     // A concurrent upload to this address stored its bytes first: ours are a retry only if they match.
     const row = await versionFile(deps.db.kysely, versionId, path);

@@ -1,7 +1,8 @@
 // Queries of versions, their files (manifests) and the blob index.
 
-import type { Executor } from '../db.js';
-import type { VersionFileTable, VersionTable } from '../schema.js';
+import type { QueryCreator } from 'kysely';
+import type { Db, Executor } from '../db.js';
+import type { Database, VersionFileTable, VersionTable } from '../schema.js';
 
 export type VersionRow = VersionTable;
 export type VersionFileRow = VersionFileTable;
@@ -72,6 +73,55 @@ export function versionFile(
     .executeTakeFirst();
 }
 
+/** A file of a version with the version's status: what an upload address needs, in one query. */
+export function uploadTarget(
+  db: Executor,
+  versionId: string,
+  path: string,
+): Promise<(VersionFileRow & { status: VersionRow['status'] }) | undefined> {
+  return db
+    .selectFrom('version_files')
+    .innerJoin('versions', 'versions.id', 'version_files.version_id')
+    .selectAll('version_files')
+    .select('versions.status')
+    .where('version_files.version_id', '=', versionId)
+    .where('version_files.path', '=', path)
+    .executeTakeFirst();
+}
+
+/**
+ * After an upload stored `hash`: indexes (or touches: `created_at` is "last written", so GC spares fresh
+ * re-uploads) the blob and records it as the file's bytes unless
+ * the file already has them. True when this call set the file's hash. One statement on PostgreSQL (a
+ * data-modifying CTE: one round trip per upload instead of two); SQLite, in process, runs the two.
+ */
+export async function recordUpload(
+  db: Db,
+  file: { versionId: string; path: string },
+  blob: { hash: string; size: number; now: number },
+): Promise<boolean> {
+  const touch = (e: QueryCreator<Database>) =>
+    e
+      .insertInto('blobs')
+      .values({ hash: blob.hash, size: blob.size, created_at: blob.now })
+      .onConflict((oc) => oc.column('hash').doUpdateSet({ created_at: blob.now }));
+  const setHash = (e: QueryCreator<Database>) =>
+    e
+      .updateTable('version_files')
+      .set({ hash: blob.hash })
+      .where('version_id', '=', file.versionId)
+      .where('path', '=', file.path)
+      .where('hash', 'is', null);
+  if (db.dialect === 'postgres') {
+    // The CTE's name is never referenced (PostgreSQL runs a data-modifying CTE regardless): only its type differs.
+    const withTouch = db.kysely.with('recorded', touch) as unknown as QueryCreator<Database>;
+    const res = await setHash(withTouch).executeTakeFirst();
+    return res.numUpdatedRows > 0n;
+  }
+  await touch(db.kysely).execute();
+  return (await setHash(db.kysely).executeTakeFirst()).numUpdatedRows > 0n;
+}
+
 export async function missingPaths(db: Executor, versionId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('version_files')
@@ -81,23 +131,6 @@ export async function missingPaths(db: Executor, versionId: string): Promise<str
     .orderBy('path')
     .execute();
   return rows.map((r) => r.path);
-}
-
-/** Records the stored bytes of one file; true when this call set it (it was still missing). */
-export async function setFileHash(
-  db: Executor,
-  versionId: string,
-  path: string,
-  hash: string,
-): Promise<boolean> {
-  const res = await db
-    .updateTable('version_files')
-    .set({ hash })
-    .where('version_id', '=', versionId)
-    .where('path', '=', path)
-    .where('hash', 'is', null)
-    .executeTakeFirst();
-  return res.numUpdatedRows > 0n;
 }
 
 export function finalizedVersions(db: Executor, slug: string): Promise<VersionRow[]> {
@@ -169,15 +202,6 @@ export async function ownerStoredHashes(
     for (const r of rows) if (r.hash) found.add(r.hash);
   }
   return found;
-}
-
-/** Indexes a stored blob, or touches it: `created_at` is "last written", so GC spares fresh re-uploads. */
-export async function recordBlob(db: Executor, hash: string, size: number, now: number): Promise<void> {
-  await db
-    .insertInto('blobs')
-    .values({ hash, size, created_at: now })
-    .onConflict((oc) => oc.column('hash').doUpdateSet({ created_at: now }))
-    .execute();
 }
 
 /** Blobs no version file references (by stored or expected hash) and older than `createdBefore`. */
