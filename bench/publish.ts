@@ -277,20 +277,23 @@ interface Run {
   sites?: Awaited<ReturnType<typeof manySites>>;
 }
 
-function parseArgs(argv: string[]): { backends: BackendName[]; sites: number } {
+function parseArgs(argv: string[]): { backends: BackendName[]; sites: number; rounds: number } {
   let backends: BackendName[] = ['embedded', 'scaleout'];
   let sites = SITES_DEFAULT;
+  let rounds = ROUNDS;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--backend' && (argv[i + 1] === 'embedded' || argv[i + 1] === 'scaleout')) {
       backends = [argv[++i] as BackendName];
     } else if (arg === '--sites' && /^\d+$/.test(argv[i + 1] ?? '')) {
       sites = Number(argv[++i]);
+    } else if (arg === '--rounds' && /^\d+$/.test(argv[i + 1] ?? '')) {
+      rounds = Number(argv[++i]);
     } else {
-      throw new Error(`unknown argument ${arg}; use --backend embedded|scaleout, --sites N`);
+      throw new Error(`unknown argument ${arg}; use --backend embedded|scaleout, --sites N, --rounds N`);
     }
   }
-  return { backends, sites };
+  return { backends, sites, rounds };
 }
 
 async function main(): Promise<void> {
@@ -355,7 +358,7 @@ async function main(): Promise<void> {
 
     // Warm-up: one small publish each so JIT and first-use costs stay out of the figures.
     for (const run of runs) await publishRound(run.client, run.service.pid, makeSite(-1).slice(0, 50));
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < opts.rounds; r++) {
       const files = makeSite(r);
       for (const run of runs) {
         const { slug, round } = await publishRound(run.client, run.service.pid, files);
@@ -366,7 +369,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    for (const run of runs) run.memory = await bigUpload(run.client, run.service.pid);
+    if (opts.rounds > 0) for (const run of runs) run.memory = await bigUpload(run.client, run.service.pid);
     if (opts.sites > 0) {
       for (const run of runs) {
         process.stderr.write(`${run.backend.name}: publishing ${opts.sites} one-file sites\n`);
@@ -379,40 +382,42 @@ async function main(): Promise<void> {
     const rows: Row[] = [['what', ...labels.map((l) => `${l} median (min-max)`), 'target', 'ok']];
     const range = (st: Stats, d = 3) => `${fmt(st.median, d)} (${fmt(st.min, d)}-${fmt(st.max, d)})`;
     const verdict = (ok: boolean[]) => (ok.every(Boolean) ? 'yes' : 'NO');
-    const publishStats = runs.map((r) => stats(r.publishes.map((p) => p.totalS)));
-    rows.push([
-      'publish 1000 files / 50 MB, 16 parallel (s)',
-      ...publishStats.map((st) => range(st)),
-      `<= ${TARGETS.publishS}`,
-      verdict(publishStats.map((st) => st.median <= TARGETS.publishS)),
-    ]);
-    for (const k of ['createS', 'uploadsS', 'finalizeS'] as const)
+    if (opts.rounds > 0) {
+      const publishStats = runs.map((r) => stats(r.publishes.map((p) => p.totalS)));
       rows.push([
-        `  ${k.replace(/S$/, '')} (s)`,
-        ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])))),
-        '',
-        '',
+        'publish 1000 files / 50 MB, 16 parallel (s)',
+        ...publishStats.map((st) => range(st)),
+        `<= ${TARGETS.publishS}`,
+        verdict(publishStats.map((st) => st.median <= TARGETS.publishS)),
       ]);
-    for (const [k, label] of [
-      ['putP50Ms', '  one PUT, p50 latency (ms)'],
-      ['putP99Ms', '  one PUT, p99 latency (ms)'],
-      ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
-      ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
-    ] as const)
-      rows.push([label, ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])), 2)), '', '']);
-    const republishStats = runs.map((r) => stats(r.republishes.map((p) => p.totalS)));
-    rows.push([
-      're-publish, one changed file (s)',
-      ...republishStats.map((st) => range(st)),
-      `<= ${TARGETS.republishS}`,
-      verdict(republishStats.map((st) => st.median <= TARGETS.republishS)),
-    ]);
-    rows.push([
-      '200 MB upload: RSS growth (MB)',
-      ...runs.map((r) => `${fmt(r.memory!.growthMB, 1)} (${fmt(r.memory!.throughputMBps, 0)} MB/s)`),
-      `< ${TARGETS.rssGrowthMB}`,
-      verdict(runs.map((r) => r.memory!.growthMB < TARGETS.rssGrowthMB)),
-    ]);
+      for (const k of ['createS', 'uploadsS', 'finalizeS'] as const)
+        rows.push([
+          `  ${k.replace(/S$/, '')} (s)`,
+          ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])))),
+          '',
+          '',
+        ]);
+      for (const [k, label] of [
+        ['putP50Ms', '  one PUT, p50 latency (ms)'],
+        ['putP99Ms', '  one PUT, p99 latency (ms)'],
+        ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
+        ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
+      ] as const)
+        rows.push([label, ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])), 2)), '', '']);
+      const republishStats = runs.map((r) => stats(r.republishes.map((p) => p.totalS)));
+      rows.push([
+        're-publish, one changed file (s)',
+        ...republishStats.map((st) => range(st)),
+        `<= ${TARGETS.republishS}`,
+        verdict(republishStats.map((st) => st.median <= TARGETS.republishS)),
+      ]);
+      rows.push([
+        '200 MB upload: RSS growth (MB)',
+        ...runs.map((r) => `${fmt(r.memory!.growthMB, 1)} (${fmt(r.memory!.throughputMBps, 0)} MB/s)`),
+        `< ${TARGETS.rssGrowthMB}`,
+        verdict(runs.map((r) => r.memory!.growthMB < TARGETS.rssGrowthMB)),
+      ]);
+    }
     if (opts.sites > 0) {
       rows.push([
         `${opts.sites} one-file sites: sites/s up to the ${SITES_SPLIT}th`,
@@ -430,7 +435,7 @@ async function main(): Promise<void> {
     const embedded = runs.find((r) => r.backend.name === 'embedded');
     const scaleout = runs.find((r) => r.backend.name === 'scaleout');
     let scaleoutRatio: number | undefined;
-    if (embedded && scaleout) {
+    if (embedded && scaleout && opts.rounds > 0) {
       const e = stats(embedded.publishes.map((p) => p.totalS)).median;
       const so = stats(scaleout.publishes.map((p) => p.totalS)).median;
       scaleoutRatio = so / e;
@@ -460,7 +465,7 @@ async function main(): Promise<void> {
       service: mode,
       cpus: cpus().length,
       loadAverage1m: { before: loadBefore, after: loadavg()[0]! },
-      rounds: ROUNDS,
+      rounds: opts.rounds,
       targets: TARGETS,
       scaleoutOverEmbedded: scaleoutRatio ?? null,
       backends: runs.map((r) => ({

@@ -6,9 +6,13 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError, invalid } from '../core/errors.js';
+import { LogThrottle } from '../shared/log-throttle.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** An outage is reported at warn level once per this interval (one process serves one app). */
+const outageLog = new LogThrottle(10_000);
 
 /** Longest path parameter the router accepts (a domain is at most 253 characters, a file path 500). */
 export const MAX_PARAM_LENGTH = 1024;
@@ -135,12 +139,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
 function logged(req: FastifyRequest, err: FastifyError | ApiError | Error): ApiError {
   const apiError = toApiError(err);
   if (apiError.code === 'SERVICE_UNAVAILABLE') {
-    // One line per request at most, without a stack: the outage itself is logged by the store.
-    const cause = (apiError.cause ?? err) as { message?: unknown };
-    req.log.info(
-      { code: apiError.code, status: apiError.status, cause: String(cause.message) },
-      'backend unavailable',
-    );
+    // Every request of an outage lands here: a warning once per interval, an info line (no stack) each.
+    const cause = String(((apiError.cause ?? err) as { message?: unknown }).message);
+    outageLog.run((suppressed) => req.log.warn({ cause, suppressed }, 'backend unavailable: answering 503'));
+    req.log.info({ code: apiError.code, status: apiError.status, cause }, 'backend unavailable');
   } else if (apiError.status >= 500) req.log.error({ err }, 'request failed');
   else req.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
   return apiError;

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { type App, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { type AppContext, createContext } from '../../src/context.js';
+import { type SweepReport, sweepOnce } from '../../src/core/sweeper.js';
 import { MovableClock } from '../../src/shared/clock.js';
 import { Db } from '../../src/store/db/db.js';
 import { cleanupRedisPrefix, connectTestRedis, redisTestPrefix, TEST_REDIS_URL } from './redis.js';
@@ -77,7 +78,7 @@ export const TEST_DATABASE_URL =
   process.env.SLIPWAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** One statement on the test server's admin database (CREATE/DROP DATABASE cannot run in a pool transaction). */
-async function adminQuery(statement: string): Promise<void> {
+export async function adminQuery(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   try {
@@ -244,6 +245,19 @@ export function rawRequest(
     );
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+/** One sweep of the app's sweeper now (expiry, stale versions, GC), on the app's own clock. */
+export function sweepNow(t: TestApp): Promise<SweepReport> {
+  return sweepOnce({
+    db: t.ctx.db,
+    blobs: t.ctx.blobs,
+    clock: t.clock,
+    changes: t.ctx.changes,
+    logger: t.ctx.logger,
+    anonymousGraceMs: t.ctx.config.anonymousGraceMs,
+    lease: t.ctx.lease,
   });
 }
 

@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { freePort, TEST_DATABASE_URL } from './app.js';
+import { adminQuery, freePort, TEST_DATABASE_URL } from './app.js';
 import { type Files, manifestOf, reachable } from './publish.js';
 import { redisTestPrefix, TEST_REDIS_URL } from './redis.js';
 import { type Relay, startRelay } from './relay.js';
@@ -32,16 +31,6 @@ export interface Cluster {
   startNode(extra?: Record<string, string>): Promise<ServiceNode>;
   stopNode(node: ServiceNode, signal?: NodeJS.Signals): Promise<void>;
   dispose(): Promise<void>;
-}
-
-async function adminQuery(statement: string): Promise<void> {
-  const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await c.connect();
-  try {
-    await c.query(statement);
-  } finally {
-    await c.end();
-  }
 }
 
 async function waitHealthy(node: ServiceNode): Promise<void> {

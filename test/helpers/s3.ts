@@ -87,8 +87,9 @@ try {
 let bucketCounter = 0;
 
 /** Starts s3rver on 127.0.0.1 (a free port) over a fresh temp directory, with one empty bucket. */
-export async function startS3rver(): Promise<S3rverHandle> {
-  const directory = await mkdtemp(join(tmpdir(), 'slipway-s3rver-'));
+/** `root`: where s3rver keeps its objects (default the OS temp directory). */
+export async function startS3rver(options: { root?: string } = {}): Promise<S3rverHandle> {
+  const directory = await mkdtemp(join(options.root ?? tmpdir(), 'slipway-s3rver-'));
   const bucket = `slipway-test-${process.pid}-${++bucketCounter}`;
   const s3rverPath = createRequire(import.meta.url).resolve('s3rver');
   const env = { ...process.env };

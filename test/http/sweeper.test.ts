@@ -3,8 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BLOB_MIN_AGE_MS, FINALIZE_GRACE_MS, sweepOnce } from '../../src/core/sweeper.js';
-import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { BLOB_MIN_AGE_MS, FINALIZE_GRACE_MS } from '../../src/core/sweeper.js';
+import { signIn, startTestApp, sweepNow, type TestApp } from '../helpers/app.js';
 import { assertPublished, publish, sha256, storedBlobs, update } from '../helpers/publish.js';
 
 const HOUR_MS = 3_600_000;
@@ -12,16 +12,7 @@ const HOUR_MS = 3_600_000;
 describe('sweeper', () => {
   let t: TestApp;
   let key: string;
-  const sweep = () =>
-    sweepOnce({
-      db: t.ctx.db,
-      blobs: t.ctx.blobs,
-      clock: t.clock,
-      changes: t.ctx.changes,
-      logger: t.ctx.logger,
-      anonymousGraceMs: t.ctx.config.anonymousGraceMs,
-      lease: t.ctx.lease,
-    });
+  const sweep = () => sweepNow(t);
   const hasBlob = async (content: string) => (await storedBlobs(t)).some((p) => p.endsWith(sha256(content)));
 
   before(async () => {

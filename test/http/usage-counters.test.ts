@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
-import { sweepOnce } from '../../src/core/sweeper.js';
 import { migrationProvider } from '../../src/store/db/migrations.js';
 import type { Database } from '../../src/store/db/schema.js';
 import { recountUsage } from '../../src/store/db/tables/site.js';
-import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, sweepNow, type TestApp } from '../helpers/app.js';
 import { publish, update } from '../helpers/publish.js';
 
 /** mulberry32: a small seeded generator, so a failing sequence can be replayed from its seed. */
@@ -139,15 +138,7 @@ describe('account usage counters', () => {
       async sweep() {
         // Past anonymous expiry and grace, past the finalize grace: the sweeper deletes and collects.
         t.clock.advance(25 * 3_600_000);
-        await sweepOnce({
-          db: t.ctx.db,
-          blobs: t.ctx.blobs,
-          clock: t.clock,
-          changes: t.ctx.changes,
-          logger: t.ctx.logger,
-          anonymousGraceMs: t.ctx.config.anonymousGraceMs,
-          lease: t.ctx.lease,
-        });
+        await sweepNow(t);
         anonymous.length = 0;
       },
     };
