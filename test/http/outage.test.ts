@@ -30,13 +30,16 @@ const MAX_WARN_LINES = 25;
 type Backend = 'postgres' | 'redis' | 's3';
 
 /** What each cut must look like from outside. */
-const EXPECT: Record<Backend, { coldSite: number; api: number; ready: number; uploadFails: boolean }> = {
+const EXPECT: Record<
+  Backend,
+  { coldSite: number; api: number; ready: number; upload: number; finalize: number }
+> = {
   // Site records and the API need the database; a site never loaded cannot be found.
-  postgres: { coldSite: 503, api: 503, ready: 503, uploadFails: true },
-  // Sites do not need Redis; the API's shared rate limiter fails closed.
-  redis: { coldSite: 200, api: 503, ready: 200, uploadFails: false },
-  // Bytes not in memory are in S3; the account endpoint needs only the database.
-  s3: { coldSite: 503, api: 200, ready: 503, uploadFails: true },
+  postgres: { coldSite: 503, api: 503, ready: 503, upload: 503, finalize: 503 },
+  // Sites and uploads do not need Redis; the API's shared rate limiter fails closed.
+  redis: { coldSite: 200, api: 503, ready: 200, upload: 200, finalize: 503 },
+  // Bytes not in memory are in S3; the account endpoint and finalize need only the database.
+  s3: { coldSite: 503, api: 200, ready: 503, upload: 503, finalize: 200 },
 };
 
 const count = (xs: number[]) =>
@@ -85,9 +88,13 @@ for (const nodeCount of [1, 2]) {
         const coldBody = `<h1>cold ${backend}</h1>`;
         const coldSlug = await publishOn(nodes[0]!, key, { 'index.html': coldBody });
         acknowledged.push({ slug: coldSlug, body: coldBody });
-        // A publish under way: created before the cut, its upload tried during it and retried after.
+        // Two publishes under way: one created before the cut and uploaded during it, one uploaded before
+        // the cut and finalized during it; each failed step is retried after.
         const pendingBody = `<h1>published across a ${backend} outage</h1>`;
         const pending = await createVersion(nodes[0]!, key, { 'index.html': pendingBody });
+        const finalizingBody = `<h1>finalized across a ${backend} outage</h1>`;
+        const finalizing = await createVersion(nodes[0]!, key, { 'index.html': finalizingBody });
+        assert.equal(await uploadFile(finalizing, 'index.html', finalizingBody), 200);
         const logMarks = nodes.map((n) => n.output.length);
 
         await relay.cut();
@@ -122,6 +129,7 @@ for (const nodeCount of [1, 2]) {
         }
         const readiness = await Promise.all(nodes.map((n) => fetch(`${n.url}/readyz`).then((r) => r.status)));
         const uploadDuring = await uploadFile(pending, 'index.html', pendingBody);
+        const finalizeDuring = await finalizeOn(nodes[0]!, key, finalizing);
         const alive = nodes.map((n) => n.child.exitCode === null && n.child.signalCode === null);
 
         await relay.restore();
@@ -144,7 +152,7 @@ for (const nodeCount of [1, 2]) {
         t.diagnostic(
           `${backend} x${nodeCount}: ${site.length} warm-site requests ${JSON.stringify(count(site))}, ` +
             `cold site ${JSON.stringify(count(cold))}, API ${JSON.stringify(count(api))} ` +
-            `(slowest ${slowestApiMs} ms), /readyz ${readiness}, upload during ${uploadDuring}, ` +
+            `(slowest ${slowestApiMs} ms), /readyz ${readiness}, upload ${uploadDuring}, finalize ${finalizeDuring}, ` +
             `recovered in ${recovered.map((ms) => (ms / 1000).toFixed(2)).join(' / ')} s, ` +
             `warn+error lines ${warnings.map((w) => w.length)}`,
         );
@@ -168,17 +176,21 @@ for (const nodeCount of [1, 2]) {
           nodes.map(() => expected.ready),
           '/readyz',
         );
-        if (expected.uploadFails)
-          assert.equal(uploadDuring, 503, 'an upload needing the service answers 503');
-        else assert.equal(uploadDuring, 200);
+        assert.equal(uploadDuring, expected.upload, 'an upload during the outage');
+        assert.equal(finalizeDuring, expected.finalize, 'a finalize during the outage');
         for (const w of warnings)
           assert.ok(w.length <= MAX_WARN_LINES, `log flood: ${w.length} lines\n${w.slice(0, 5).join('\n')}`);
         assert.ok(Math.max(...recovered) < MAX_RECOVERY_MS, `recovered by itself: ${recovered} ms`);
 
-        // The publish completes when the client retries the step that failed.
+        // Each publish completes when the client retries the step that failed (retrying a step that
+        // succeeded is harmless: the same bytes again, or the live version finalized again).
         assert.equal(await uploadFile(pending, 'index.html', pendingBody), 200);
         assert.equal(await finalizeOn(nodes[0]!, key, pending), 200);
-        acknowledged.push({ slug: pending.slug, body: pendingBody });
+        assert.equal(await finalizeOn(nodes[0]!, key, finalizing), 200);
+        acknowledged.push(
+          { slug: pending.slug, body: pendingBody },
+          { slug: finalizing.slug, body: finalizingBody },
+        );
 
         // Nothing acknowledged is lost, and every node serves it (cold sites load now that it is back).
         for (const node of nodes) {

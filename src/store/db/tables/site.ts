@@ -85,8 +85,8 @@ async function counted(db: Executor, row: SiteRow): Promise<{ owner: string | nu
 }
 
 /**
- * Usage recomputed from the sites and their live versions, per owner (the truth the counters keep):
- * for the consistency check and the migration that introduced the counters.
+ * Usage recomputed from the sites and their live versions, per owner: the truth the counters keep, for
+ * checking them (test/http/usage-counters.test.ts). Migration 002 fills the counters with the same query.
  */
 export async function recountUsage(
   db: Executor,
