@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError, invalid } from '../core/errors.js';
 import { LogThrottle } from '../shared/log-throttle.js';
+import { isUnstorableText } from '../store/db/db.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -27,6 +28,9 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
     });
   }
   if (isBackendUnavailable(err)) return unavailable(err);
+  if (isUnstorableText(err)) {
+    return invalid('The request holds text that cannot be stored (a NUL character or invalid UTF-8).');
+  }
   switch (e.code) {
     case 'FST_ERR_BAD_URL':
       return invalid('The URL path holds an invalid percent-encoding (not UTF-8, or a lone surrogate).', {

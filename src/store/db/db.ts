@@ -128,3 +128,12 @@ export function isUniqueViolation(err: unknown): boolean {
     e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
   );
 }
+
+/**
+ * True when the database refused text it cannot store: PostgreSQL rejects NUL characters and invalid
+ * encodings (SQLSTATE 22021, 22P05), which SQLite would keep. The input was bad, not the service.
+ */
+export function isUnstorableText(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05';
+}
