@@ -312,12 +312,8 @@ export async function updateSite(
   const versionId = newId('ver');
 
   return deps.db.transaction(async (trx) => {
-    // Inside the transaction so the garbage collector cannot drop a blob between check and reference.
-    const reusable = await ownerStoredHashes(trx, account.id, hashes);
-    for (const f of files) if (f.hash && previousHash.get(f.path) === f.hash) reusable.add(f.hash);
-    const { rows, plan } = planVersion(deps, slug, versionId, files, reusable, now);
-    await abandonPendingVersions(trx, slug);
-    await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
+    // The site row first, as every transaction that changes a site and its versions does (finalize,
+    // delete, the sweeper): one lock order, so two of them never deadlock on PostgreSQL.
     await updateSiteRow(trx, slug, {
       updated_at: now,
       ...(viewer
@@ -328,6 +324,12 @@ export async function updateSite(
           }
         : {}),
     });
+    // Inside the transaction so the garbage collector cannot drop a blob between check and reference.
+    const reusable = await ownerStoredHashes(trx, account.id, hashes);
+    for (const f of files) if (f.hash && previousHash.get(f.path) === f.hash) reusable.add(f.hash);
+    const { rows, plan } = planVersion(deps, slug, versionId, files, reusable, now);
+    await abandonPendingVersions(trx, slug);
+    await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
     return { slug, siteUrl: siteUrlOf(deps.config, slug), upload: plan };
   });
 }
@@ -399,13 +401,7 @@ export async function finalizeSite(
   const warnings = await serveConfigWarnings(deps.blobs, files);
 
   await deps.db.transaction(async (trx) => {
-    const res = await trx
-      .updateTable('versions')
-      .set({ status: 'finalized', finalized_at: now })
-      .where('id', '=', versionId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
+    // The site row first (one lock order with update, delete and the sweeper; see updateSite above).
     // An og:image that the new version no longer has would point at a 404: clear it.
     const ogImageGone = site.og_image_path !== null && !files.some((f) => f.path === site.og_image_path);
     await changeSite(trx, slug, {
@@ -413,6 +409,14 @@ export async function finalizeSite(
       updated_at: now,
       ...(ogImageGone ? { og_image_path: null } : {}),
     });
+    const res = await trx
+      .updateTable('versions')
+      .set({ status: 'finalized', finalized_at: now })
+      .where('id', '=', versionId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    // Throwing rolls the site change back too.
+    if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
   });
   deps.changes.publish({ kind: 'site', slug });
   return result(warnings);

@@ -205,3 +205,48 @@ test('migration 002 fills the counters of accounts that already have sites', asy
     await db.destroy();
   }
 });
+
+describe('concurrent changes of one site', () => {
+  let t: TestApp;
+  let key: string;
+  before(async () => {
+    t = await startTestApp();
+    key = await signIn(t, 'concurrent@example.com');
+  });
+  after(() => t.close());
+
+  test('update, finalize, restore and delete racing on one site never answer 5xx, and counters stay exact', async () => {
+    // Every transaction that changes a site and its versions locks the site row first: with two lock
+    // orders, PostgreSQL would abort one of two such transactions as a deadlock (a 500).
+    const statuses: number[] = [];
+    for (let round = 0; round < 12; round++) {
+      const first = await publish(t, { 'index.html': `v1 ${round}` }, { key });
+      const slug = first.slug;
+      const next = await update(t, key, slug, { 'index.html': `v2 ${round}` }, { finalize: false });
+      const answers = await Promise.all([
+        t.api(`/api/v1/publish/${slug}/finalize`, {
+          method: 'POST',
+          key,
+          body: { versionId: next.versionId },
+        }),
+        t.api(`/api/v1/publish/${slug}`, {
+          method: 'PUT',
+          key,
+          body: { files: [{ path: 'a.txt', size: 1, contentType: 'text/plain' }] },
+        }),
+        t.api(`/api/v1/publish/${slug}/versions/${first.versionId}/restore`, { method: 'POST', key }),
+        round % 2 === 0
+          ? t.api(`/api/v1/publish/${slug}`, { method: 'DELETE', key })
+          : t.api('/api/v1/account', { key }),
+      ]);
+      statuses.push(...answers.map((a) => a.status));
+      for (const a of answers) assert.ok(a.status < 500, `${a.status} ${a.text}`);
+    }
+    const truth = await recountUsage(t.ctx.db.kysely);
+    const account = await t.api('/api/v1/account', { key });
+    const expected = [...truth.values()][0] ?? { sites: 0, storageBytes: 0 };
+    assert.equal(account.body.usage.sites.used, expected.sites);
+    assert.equal(account.body.usage.storage.usedBytes, expected.storageBytes);
+    assert.ok(statuses.includes(200), 'some of the racing changes succeeded');
+  });
+});
