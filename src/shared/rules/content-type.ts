@@ -120,13 +120,19 @@ export function contentTypeHeader(manifestType: string): string {
 function computeHeader(type: string): string {
   if (!isWellFormedMime(type)) return FALLBACK_TYPE;
   const semi = type.indexOf(';');
+  if (!isTextualMediaType(type) || (semi >= 0 && hasCharsetParam(type, semi))) return type;
+  return type + '; charset=utf-8';
+}
+
+/** text/*, and the textual application types: JS, JSON, XML, SVG, `+json`/`+xml` (parameters ignored). */
+export function isTextualMediaType(type: string): boolean {
+  const semi = type.indexOf(';');
   const essence = (semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase();
-  const textual =
+  return (
     essence.startsWith('text/') ||
     TEXTUAL.has(essence) ||
-    (essence.startsWith('application/') && (essence.endsWith('+json') || essence.endsWith('+xml')));
-  if (!textual || (semi >= 0 && hasCharsetParam(type, semi))) return type;
-  return type + '; charset=utf-8';
+    (essence.startsWith('application/') && (essence.endsWith('+json') || essence.endsWith('+xml')))
+  );
 }
 
 /** Whether the parameters (from the first `;`) include a `charset` parameter (name case-insensitive). */

@@ -1,0 +1,525 @@
+// The secret scanner's detection rules as data (DESIGN 17): one table of our own patterns, the mapping of
+// @secretlint/secretlint-rule-preset-recommend's findings onto the same types, and the filters that keep
+// public identifiers, placeholders and truncated examples from blocking a publish. Compiled once at import.
+//
+// Each rule names a `type` (snake_case, reported as `detectedSecrets[].type`), the site variable the
+// secret should move to and the API hosts the proxy would need. Fixtures: test/core/scan-rules.test.ts.
+
+export interface SecretKind {
+  /** snake_case, e.g. `stripe_secret_key`. */
+  type: string;
+  /** Suggested site variable name (spec "Site variable": a letter, then letters, digits, underscores). */
+  variableName: string;
+  /** Hosts the proxy needs to reach for this secret's API (empty when it is not an HTTPS API key). */
+  proxyHosts: readonly string[];
+}
+
+export interface MatchContext {
+  /** The whole window being scanned (the match sits at `start`..`end`). */
+  text: string;
+  start: number;
+  end: number;
+  /** Named groups of the match. */
+  groups: Record<string, string | undefined>;
+}
+
+export interface DetectionRule extends SecretKind {
+  /**
+   * Global regex. Group `secret` (else the whole match) is the secret part, which the placeholder filter
+   * sees; group `name` (generic rules) is the name it is assigned to.
+   */
+  pattern: RegExp;
+  /**
+   * Must match somewhere in the text before the pattern runs: for patterns too generic to tell a secret
+   * apart without context. (Patterns that start with a literal need no prefilter: they are as fast.)
+   */
+  trigger?: RegExp;
+  /** Further checks; false drops the match, an object refines the reported kind. */
+  check?: (secret: string, ctx: MatchContext) => boolean | Partial<SecretKind>;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shared predicates
+
+/** Shannon entropy in bits per character. */
+export function entropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+/**
+ * Documentation placeholders and truncated examples (`sk_live_xxxx`, `YOUR_API_KEY`, `<token>`, `MIIE...`,
+ * `xoxb-your-bot-token`, `${API_KEY}`, `********`). Applied to the secret part only, so a real prefix such
+ * as `sk_test_` never makes a key look like a placeholder.
+ */
+const PLACEHOLDER_RE =
+  /x{4,}|\*{3,}|\.\.\.|\u2026|your[_-]?|<[^>]*>|\$\{|\{\{|%[sd]\b|placeholder|example|sample|dummy|change[_-]?me|replace[_-]?me|redacted|insert[_-]|(.)\1{7,}/i;
+
+export function isPlaceholder(secret: string): boolean {
+  return PLACEHOLDER_RE.test(secret);
+}
+
+/** Base64url JSON payload of a JWT, or undefined. */
+export function jwtPayload(token: string): Record<string, unknown> | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3 || !parts[1]) return undefined;
+  try {
+    const json: unknown = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+    return json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Values that are public by design and must never block a publish: Stripe publishable keys, Google browser
+ * keys (Firebase web config, Maps), Mapbox public tokens, reCAPTCHA site keys, Supabase anon JWTs, UUIDs,
+ * SRI `integrity` values and data: URIs.
+ */
+const PUBLIC_VALUE_RES: readonly RegExp[] = [
+  /^pk_(?:live|test)_/, // Stripe publishable key
+  /^AIza[0-9A-Za-z_-]{35}$/, // Google API key for browsers (Firebase web config, Maps JavaScript API)
+  /^pk\.eyJ/, // Mapbox public token
+  /^6L[0-9A-Za-z_-]{38}$/, // reCAPTCHA site key
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, // UUID
+  /^sha(?:256|384|512)-[A-Za-z0-9+/=]+$/, // Subresource Integrity
+  /^data:/i,
+];
+
+export function isPublicValue(value: string): boolean {
+  if (PUBLIC_VALUE_RES.some((re) => re.test(value))) return true;
+  if (value.startsWith('eyJ')) {
+    const role = jwtPayload(value)?.role;
+    if (role === 'anon' || role === 'authenticated') return true; // Supabase anon key
+  }
+  return false;
+}
+
+/** Algolia search-only keys sit next to an application id and index name (DocSearch, InstantSearch). */
+function nearAlgoliaConfig(ctx: MatchContext): boolean {
+  const around = ctx.text.slice(Math.max(0, ctx.start - 400), ctx.end + 400);
+  return /algolia|docsearch|\bappId\b|applicationId|indexName/i.test(around);
+}
+
+/** Characters of a PEM body once line breaks (real or escaped as `\n` in JSON/JS strings) are removed. */
+function pemBodyIsKey(body: string): boolean {
+  const lines = body
+    .split(/(?:\\+[nr]|[\r\n])+/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.includes(':')); // `Proc-Type: 4,ENCRYPTED`, `DEK-Info: ...` headers
+  const b64 = lines.join('').replace(/\s+/g, '');
+  return b64.length >= 40 && /^[A-Za-z0-9+/=]+$/.test(b64) && !isPlaceholder(b64);
+}
+
+/** `stripeSecretKey`, `e.api_key`, `data-api-key` -> `STRIPE_SECRET_KEY`, `API_KEY`, `API_KEY`. */
+export function variableNameFor(name: string): string {
+  const last = name.split('.').pop() ?? name;
+  const snake = last
+    .replace(/^[^A-Za-z]+/, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .toUpperCase()
+    .slice(0, 64);
+  return snake === '' ? 'SECRET' : snake;
+}
+
+const GENERIC_NAME_WORDS =
+  'secret|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|bearer[_-]?token|token|credential|private[_-]?key|client[_-]?secret|signing[_-]?key|encryption[_-]?key';
+
+/** Names that carry a public or non-secret value although they contain a secret-sounding word. */
+const PUBLIC_NAME_RE =
+  /public|publishable|site[_-]?key|search|anon|csrf|xsrf|(?:name|label|placeholder|field|input|type|kind|url|uri|endpoint|path|header|param|prefix|suffix|length|len|min|max|regex|pattern|hint|message|msg|text|title|error|class|selector|attr|mode|policy|storage|store|cookie|expires?|ttl|format|id|count|size|index|event|action|status|list|map|cache)s?$/i;
+
+/** Identifier characters a generic rule walks back over to recover the whole assigned name. */
+const NAME_CHAR_RE = /[A-Za-z0-9_$.-]/;
+
+const AWS_SECRET_NAME_RE = /secret_?access_?key/i;
+const TWILIO_CONTEXT_RE = /twilio|\bAC[0-9a-f]{32}\b/i;
+const GITLAB_PREFIX_RE = /^gl(?:pat|ptt|dt|rt|cbt|oas|ft|soat|imt)-/;
+const DB_SCHEME_RE =
+  /(?:^|[^A-Za-z0-9+.-])(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse)(?:\+[a-z0-9]+)?$/i;
+
+/**
+ * A value assigned to a secret-sounding name. Quoted values anywhere; unquoted ones only on `NAME=value`
+ * or `name: value` lines (.env, YAML), never in code where `token = makeToken2()` is not a literal.
+ */
+function genericCheck(_s: string, ctx: MatchContext): boolean | Partial<SecretKind> {
+  const secret = ctx.groups.quoted ?? ctx.groups.bare ?? '';
+  let from = ctx.start;
+  while (from > 0 && from > ctx.start - 60 && NAME_CHAR_RE.test(ctx.text[from - 1] ?? '')) from--;
+  const name = ctx.text.slice(from, ctx.start) + (ctx.groups.name ?? '');
+  if (ctx.groups.bare !== undefined) {
+    const lineStart = ctx.text.lastIndexOf('\n', from - 1) + 1;
+    if (!/^[ \t]*(?:export[ \t]+|- )?$/.test(ctx.text.slice(lineStart, from))) return false;
+  }
+  if (PUBLIC_NAME_RE.test(name.replace(/[^A-Za-z0-9]+$/, ''))) return false;
+  if (isPlaceholder(secret) || isPublicValue(secret)) return false;
+  // A URL is an address, not a credential (URLs with credentials have their own rules).
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(secret)) return false;
+  // High entropy: letters and digits mixed, or long and varied (a camelCase word or CSS class is neither).
+  const mixed = /[0-9]/.test(secret) && /[A-Za-z]/.test(secret);
+  if (!(mixed && entropy(secret) >= 3.0) && !(secret.length >= 32 && entropy(secret) >= 4.2)) return false;
+  const around = () => ctx.text.slice(Math.max(0, ctx.start - 600), ctx.end + 600);
+  if (/^[0-9a-f]{32}$/i.test(secret)) {
+    if (nearAlgoliaConfig(ctx)) return false;
+    if (/auth_?token/i.test(name) && TWILIO_CONTEXT_RE.test(around())) {
+      return { type: 'twilio_auth_token', variableName: 'TWILIO_AUTH_TOKEN', proxyHosts: ['api.twilio.com'] };
+    }
+  }
+  if (AWS_SECRET_NAME_RE.test(name) && /^[A-Za-z0-9/+]{40}$/.test(secret)) {
+    return { type: 'aws_secret_access_key', variableName: 'AWS_SECRET_ACCESS_KEY', proxyHosts: [] };
+  }
+  return { variableName: variableNameFor(name) };
+}
+
+function randomLooking(secret: string, min = 3.0): boolean {
+  return !isPlaceholder(secret) && entropy(secret) >= min;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The table. Order is priority: where two findings overlap, the earlier rule's is kept.
+
+/** An optional backslash before a quote: source maps carry sources as JSON strings (`\"`). */
+const Q = String.raw`\\?["'\x60]`;
+
+export const DETECTION_RULES: readonly DetectionRule[] = [
+  {
+    type: 'google_service_account_key',
+    variableName: 'GOOGLE_SERVICE_ACCOUNT_KEY',
+    proxyHosts: ['oauth2.googleapis.com'],
+    pattern:
+      /private_key\\?"\s*:\s*\\?"(?<secret>-----BEGIN PRIVATE KEY-----(?<body>[A-Za-z0-9+/=\s\\]{40,12000}?)-----END PRIVATE KEY-----)/g,
+    check: (_s, ctx) =>
+      pemBodyIsKey(ctx.groups.body ?? '') &&
+      /service_account/.test(ctx.text.slice(Math.max(0, ctx.start - 4000), ctx.end + 4000)),
+  },
+  {
+    type: 'private_key',
+    variableName: 'PRIVATE_KEY',
+    proxyHosts: [],
+    // RSA, EC, DSA, OpenSSH, PKCS#8 (any algorithm, incl. Ed25519 and P-256), encrypted PKCS#8, PGP; line
+    // breaks real or escaped (`\n`, `\\n` in source maps).
+    pattern:
+      /-----BEGIN (?<label>(?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----(?<body>(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\+[nr]){40,20000}?)-----END \k<label>-----/g,
+    check: (_s, ctx) => pemBodyIsKey(ctx.groups.body ?? ''),
+  },
+  {
+    type: 'aws_access_key_id',
+    variableName: 'AWS_ACCESS_KEY_ID',
+    proxyHosts: [],
+    // Access key ids are base32 (A-Z, 2-7); AWS's documentation examples end in EXAMPLE (a placeholder).
+    pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g,
+    check: (s) => randomLooking(s.slice(4), 2.5),
+  },
+  {
+    type: 'stripe_secret_key',
+    variableName: 'STRIPE_SECRET_KEY',
+    proxyHosts: ['api.stripe.com'],
+    pattern: /\bsk_(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'stripe_restricted_key',
+    variableName: 'STRIPE_RESTRICTED_KEY',
+    proxyHosts: ['api.stripe.com'],
+    pattern: /\brk_(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'stripe_webhook_secret',
+    variableName: 'STRIPE_WEBHOOK_SECRET',
+    proxyHosts: [],
+    pattern: /\bwhsec_(?<secret>[0-9A-Za-z+/]{32,})/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'anthropic_api_key',
+    variableName: 'ANTHROPIC_API_KEY',
+    proxyHosts: ['api.anthropic.com'],
+    pattern: /\bsk-ant-(?:api|admin|sid)\d{2}-(?<secret>[A-Za-z0-9_-]{80,120})(?![A-Za-z0-9_-])/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'openai_api_key',
+    variableName: 'OPENAI_API_KEY',
+    proxyHosts: ['api.openai.com'],
+    pattern:
+      /\bsk-(?:(?:proj|svcacct|admin)-(?<secret>[A-Za-z0-9_-]{40,200})|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})(?![A-Za-z0-9_-])/g,
+    check: (s, ctx) => randomLooking(ctx.groups.secret ?? s),
+  },
+  {
+    type: 'github_token',
+    variableName: 'GITHUB_TOKEN',
+    proxyHosts: ['api.github.com'],
+    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'gitlab_token',
+    variableName: 'GITLAB_TOKEN',
+    proxyHosts: ['gitlab.com'],
+    pattern: /\bgl[a-z]{2,5}-(?<secret>[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])/g,
+    check: (s, ctx) => GITLAB_PREFIX_RE.test(ctx.text.slice(ctx.start, ctx.start + 8)) && randomLooking(s),
+  },
+  {
+    type: 'slack_webhook_url',
+    variableName: 'SLACK_WEBHOOK_URL',
+    proxyHosts: ['hooks.slack.com'],
+    pattern:
+      /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_]+\/[A-Za-z0-9_]+\/(?<secret>[A-Za-z0-9_]{16,})/g,
+    check: (s) => randomLooking(s, 2.5),
+  },
+  {
+    type: 'slack_token',
+    variableName: 'SLACK_TOKEN',
+    proxyHosts: ['slack.com'],
+    pattern: /\bxox[abeprs]-(?:[0-9]+-){1,3}(?<secret>[0-9A-Za-z]{16,})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'sendgrid_api_key',
+    variableName: 'SENDGRID_API_KEY',
+    proxyHosts: ['api.sendgrid.com'],
+    pattern: /\bSG\.[A-Za-z0-9_-]{22}\.(?<secret>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'twilio_api_key',
+    variableName: 'TWILIO_API_KEY',
+    proxyHosts: ['api.twilio.com'],
+    pattern: /\bSK(?<secret>[0-9a-f]{32})\b/g,
+    check: (s) => /[0-9]/.test(s) && /[a-f]/.test(s) && randomLooking(s),
+  },
+  {
+    type: 'mailgun_api_key',
+    variableName: 'MAILGUN_API_KEY',
+    proxyHosts: ['api.mailgun.net'],
+    pattern: /\bkey-(?<secret>[0-9a-f]{32})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'mailgun_api_key',
+    variableName: 'MAILGUN_API_KEY',
+    proxyHosts: ['api.mailgun.net'],
+    // The current key format is only told apart from other hex by the Mailgun code around it.
+    trigger: /mailgun/i,
+    pattern: /\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'npm_token',
+    variableName: 'NPM_TOKEN',
+    proxyHosts: ['registry.npmjs.org'],
+    pattern: /\bnpm_(?<secret>[A-Za-z0-9]{36})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'huggingface_token',
+    variableName: 'HUGGINGFACE_TOKEN',
+    proxyHosts: ['huggingface.co'],
+    pattern: /\bhf_(?<secret>[A-Za-z]{34})\b/g,
+    check: (s) => randomLooking(s) && /[a-z]/.test(s) && /[A-Z]/.test(s),
+  },
+  {
+    type: 'groq_api_key',
+    variableName: 'GROQ_API_KEY',
+    proxyHosts: ['api.groq.com'],
+    pattern: /\bgsk_(?<secret>[A-Za-z0-9]{52})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'shopify_access_token',
+    variableName: 'SHOPIFY_ACCESS_TOKEN',
+    proxyHosts: [],
+    pattern: /\bshp(?:at|ca|pa|ss)_(?<secret>[a-fA-F0-9]{32})\b/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'discord_webhook_url',
+    variableName: 'DISCORD_WEBHOOK_URL',
+    proxyHosts: ['discord.com'],
+    pattern:
+      /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d{17,20}\/(?<secret>[A-Za-z0-9_-]{60,68})/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'discord_bot_token',
+    variableName: 'DISCORD_BOT_TOKEN',
+    proxyHosts: ['discord.com'],
+    pattern: /\b(?<id>[MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.(?<secret>[A-Za-z0-9_-]{27,40})\b/g,
+    // The first part is the bot's user id (a snowflake) in base64: that is what tells a token apart.
+    check: (s, ctx) =>
+      /^\d{17,20}$/.test(Buffer.from(ctx.groups.id ?? '', 'base64').toString('latin1')) && randomLooking(s),
+  },
+  {
+    type: 'telegram_bot_token',
+    variableName: 'TELEGRAM_BOT_TOKEN',
+    proxyHosts: ['api.telegram.org'],
+    pattern: /\b\d{8,10}:(?<secret>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'database_connection_string',
+    variableName: 'DATABASE_URL',
+    proxyHosts: [],
+    // Anchored at `://` (fast); the scheme before it is checked by looking back.
+    pattern: /:\/\/[^:@\s/"'`\\]{1,100}:(?<secret>[^@\s"'`\\/]{1,200})@[^\s"'`\\]+/g,
+    check: (s, ctx) =>
+      DB_SCHEME_RE.test(ctx.text.slice(Math.max(0, ctx.start - 24), ctx.start)) &&
+      !/^(?:pass(?:word)?|passwd|pwd|secret|\*+|:?[a-z_]*pass[a-z_]*|\$\w+|%\w+%)$/i.test(s),
+  },
+  {
+    type: 'supabase_service_role_key',
+    variableName: 'SUPABASE_SERVICE_ROLE_KEY',
+    proxyHosts: [],
+    pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/g,
+    check: (s) => {
+      const payload = jwtPayload(s);
+      if (payload?.role !== 'service_role') return false;
+      const ref =
+        typeof payload.ref === 'string' && /^[a-z0-9]{1,40}$/.test(payload.ref) ? payload.ref : null;
+      return { proxyHosts: ref ? [`${ref}.supabase.co`] : [] };
+    },
+  },
+  {
+    type: 'mapbox_secret_token',
+    variableName: 'MAPBOX_SECRET_TOKEN',
+    proxyHosts: ['api.mapbox.com'],
+    pattern: /\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}/g,
+    check: (s) => randomLooking(s),
+  },
+  {
+    type: 'generic_secret',
+    variableName: 'API_TOKEN',
+    proxyHosts: [],
+    // `Authorization: "Bearer <token>"` in a fetch call.
+    pattern: /[Bb]earer\s+(?<secret>[A-Za-z0-9._~+/-]{16,400})=*\\?["'\x60]/g,
+    check: (s, ctx) =>
+      /["'\x60]$/.test(ctx.text.slice(Math.max(0, ctx.start - 2), ctx.start)) &&
+      !isPublicValue(s) &&
+      /[0-9]/.test(s) &&
+      entropy(s) >= 3.5,
+  },
+  {
+    type: 'generic_secret',
+    variableName: 'SECRET',
+    proxyHosts: [],
+    // `apiKey: "..."`, `"client_secret": "..."`, `password = '...'`, `data-api-key="..."`, template literals,
+    // escaped quotes of source maps, and unquoted `API_KEY=...` lines (.env-style text, YAML). The full
+    // name is recovered by walking back from the match (genericCheck).
+    pattern: new RegExp(
+      String.raw`(?<name>(?:${GENERIC_NAME_WORDS})[A-Za-z0-9_$-]{0,30})\\?["']?[ \t]*(?:[:=]|=>)[ \t]*(?:${Q}(?<quoted>[^"'\x60\s\\<>{}]{12,300})${Q}|(?<bare>[^\s"'\x60#,;(){}]{12,300})[ \t]*$)`,
+      'gim',
+    ),
+    check: genericCheck,
+  },
+];
+
+// ---------------------------------------------------------------------------------------------------------
+// @secretlint/secretlint-rule-preset-recommend findings, mapped onto the same types. `null` drops a
+// message: an AWS account id is an identifier, not a secret.
+
+const SECRETLINT_KINDS: Record<string, SecretKind | null> = {
+  'aws:AWSAccountID': null,
+  'aws:AWSAccessKeyID': { type: 'aws_access_key_id', variableName: 'AWS_ACCESS_KEY_ID', proxyHosts: [] },
+  'aws:AWSSecretAccessKey': {
+    type: 'aws_secret_access_key',
+    variableName: 'AWS_SECRET_ACCESS_KEY',
+    proxyHosts: [],
+  },
+  privatekey: { type: 'private_key', variableName: 'PRIVATE_KEY', proxyHosts: [] },
+  npm: { type: 'npm_token', variableName: 'NPM_TOKEN', proxyHosts: ['registry.npmjs.org'] },
+  basicauth: { type: 'url_credentials', variableName: 'URL_CREDENTIALS', proxyHosts: [] },
+  'slack:IncomingWebhook': {
+    type: 'slack_webhook_url',
+    variableName: 'SLACK_WEBHOOK_URL',
+    proxyHosts: ['hooks.slack.com'],
+  },
+  slack: { type: 'slack_token', variableName: 'SLACK_TOKEN', proxyHosts: ['slack.com'] },
+  sendgrid: { type: 'sendgrid_api_key', variableName: 'SENDGRID_API_KEY', proxyHosts: ['api.sendgrid.com'] },
+  shopify: { type: 'shopify_access_token', variableName: 'SHOPIFY_ACCESS_TOKEN', proxyHosts: [] },
+  github: { type: 'github_token', variableName: 'GITHUB_TOKEN', proxyHosts: ['api.github.com'] },
+  gitlab: { type: 'gitlab_token', variableName: 'GITLAB_TOKEN', proxyHosts: ['gitlab.com'] },
+  grafana: { type: 'grafana_token', variableName: 'GRAFANA_TOKEN', proxyHosts: [] },
+  openai: { type: 'openai_api_key', variableName: 'OPENAI_API_KEY', proxyHosts: ['api.openai.com'] },
+  anthropic: {
+    type: 'anthropic_api_key',
+    variableName: 'ANTHROPIC_API_KEY',
+    proxyHosts: ['api.anthropic.com'],
+  },
+  groq: { type: 'groq_api_key', variableName: 'GROQ_API_KEY', proxyHosts: ['api.groq.com'] },
+  huggingface: {
+    type: 'huggingface_token',
+    variableName: 'HUGGINGFACE_TOKEN',
+    proxyHosts: ['huggingface.co'],
+  },
+  linear: { type: 'linear_api_key', variableName: 'LINEAR_API_KEY', proxyHosts: ['api.linear.app'] },
+  notion: { type: 'notion_token', variableName: 'NOTION_TOKEN', proxyHosts: ['api.notion.com'] },
+  '1password': {
+    type: 'onepassword_service_account_token',
+    variableName: 'OP_SERVICE_ACCOUNT_TOKEN',
+    proxyHosts: [],
+  },
+  'database-connection-string': {
+    type: 'database_connection_string',
+    variableName: 'DATABASE_URL',
+    proxyHosts: [],
+  },
+  'hashicorp-vault': { type: 'vault_token', variableName: 'VAULT_TOKEN', proxyHosts: [] },
+  vercel: { type: 'vercel_token', variableName: 'VERCEL_TOKEN', proxyHosts: ['api.vercel.com'] },
+  databricks: { type: 'databricks_token', variableName: 'DATABRICKS_TOKEN', proxyHosts: [] },
+  docker: { type: 'docker_token', variableName: 'DOCKER_TOKEN', proxyHosts: [] },
+  figma: { type: 'figma_token', variableName: 'FIGMA_TOKEN', proxyHosts: ['api.figma.com'] },
+};
+
+const SECRETLINT_PREFIX = '@secretlint/secretlint-rule-';
+
+/** The kind of a secretlint message, null to drop it (unknown rules get a type named after the rule). */
+export function secretlintKind(ruleId: string, messageId: string | undefined): SecretKind | null {
+  const rule = secretlintRuleName(ruleId);
+  const byMessage = SECRETLINT_KINDS[`${rule}:${messageId}`];
+  if (byMessage !== undefined) return byMessage;
+  const byRule = SECRETLINT_KINDS[rule];
+  if (byRule !== undefined) return byRule;
+  const type = `${rule.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}_secret`;
+  return { type, variableName: type.toUpperCase(), proxyHosts: [] };
+}
+
+/**
+ * The preset rules we run, each with what must occur in a text before it can match (literals from the
+ * rule's own patterns): a rule whose trigger is absent is left out of that window's run. The preset's
+ * other rules detect types the table above already covers, with its placeholder and public-value filters
+ * and without the traps the issue lists; running them too doubled the scan time and found nothing more
+ * (test/core/scan-rules.test.ts runs the whole preset over our fixtures to keep that true).
+ * `filter-comments` is never run: a `secretlint-disable` comment in a site file must not hide a key.
+ */
+export const SECRETLINT_TRIGGERS: Record<string, RegExp | readonly string[]> = {
+  basicauth: /:\/\/[-\w]{1,256}:[-\w]{1,256}@/,
+  grafana: ['glc_', 'glsa_'],
+  linear: ['lin_api_'],
+  notion: ['ntn_'],
+  '1password': ['ops_'],
+  'hashicorp-vault': ['hvs.', 'hvb.', 'hvr.'],
+  vercel: ['vcp_', 'vci_', 'vca_', 'vcr_', 'vck_'],
+  databricks: ['dapi'],
+  docker: ['dckr_pat_'],
+  figma: ['figd_'],
+};
+
+/** Whether a preset rule's trigger occurs in `text`. */
+export function secretlintTriggered(rule: string, text: string): boolean {
+  const trigger = SECRETLINT_TRIGGERS[rule];
+  if (trigger === undefined) return false;
+  return trigger instanceof RegExp ? trigger.test(text) : trigger.some((literal) => text.includes(literal));
+}
+
+/** The preset rule's short name (`aws` for `@secretlint/secretlint-rule-aws`). */
+export const secretlintRuleName = (ruleId: string) =>
+  ruleId.startsWith(SECRETLINT_PREFIX) ? ruleId.slice(SECRETLINT_PREFIX.length) : ruleId;

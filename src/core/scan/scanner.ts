@@ -1,0 +1,222 @@
+// The secret scanner (issue 10): which files are scanned, and a streaming scan of their bytes in bounded
+// windows through our rule table (rules.ts) and @secretlint's recommended preset. Findings carry a type,
+// a 1-based line and remediation hints, never the secret itself.
+
+import { createHash } from 'node:crypto';
+import { lintSource } from '@secretlint/core';
+import { secretLintProfiler } from '@secretlint/profiler';
+import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
+import type { SecretLintCoreConfig } from '@secretlint/types';
+import { isTextualMediaType } from '../../shared/rules/content-type.js';
+import {
+  DETECTION_RULES,
+  isPlaceholder,
+  isPublicValue,
+  SECRETLINT_TRIGGERS,
+  type SecretKind,
+  secretlintKind,
+  secretlintRuleName,
+  secretlintTriggered,
+} from './rules.js';
+
+/**
+ * secretlint's profiler is a process-wide singleton that records every mark and measure it is given and
+ * never drops them: in a long-running service each scan would get slower than the last. We never read
+ * its figures, so its `mark` becomes a no-op.
+ */
+secretLintProfiler.mark = () => {};
+
+/** The preset's rules we run (rules.ts SECRETLINT_TRIGGERS says which, and why not the others). */
+const PRESET_RULES = presetRules.filter((rule) => secretlintRuleName(rule.meta.id) in SECRETLINT_TRIGGERS);
+
+/** The preset's config for one window: only the rules whose trigger occurs in it (configs are reused). */
+const presetConfigs = new Map<string, SecretLintCoreConfig>();
+function presetConfigFor(text: string): SecretLintCoreConfig | null {
+  const active = PRESET_RULES.filter((rule) => secretlintTriggered(secretlintRuleName(rule.meta.id), text));
+  if (active.length === 0) return null;
+  const key = active.map((rule) => rule.meta.id).join(',');
+  let config = presetConfigs.get(key);
+  if (!config) {
+    config = { rules: active.map((rule) => ({ id: rule.meta.id, rule })) };
+    presetConfigs.set(key, config);
+  }
+  return config;
+}
+
+/** Bump when a check function changes meaning (pattern changes bump the version by themselves). */
+const RULES_REVISION = 1;
+
+/**
+ * Identifies the rules a cached result was computed with: a blob's result is reused only by the same
+ * scanner version, so changing a rule rescans every file at its next finalize.
+ */
+export const SCANNER_VERSION = `${RULES_REVISION}-${createHash('sha256')
+  .update(
+    JSON.stringify([
+      DETECTION_RULES.map((r) => [r.type, r.pattern.source, r.pattern.flags, r.trigger?.source ?? '']),
+      PRESET_RULES.map((r) => r.meta.id),
+      Object.entries(SECRETLINT_TRIGGERS).map(([k, v]) => [k, v instanceof RegExp ? v.source : v]),
+    ]),
+  )
+  .digest('hex')
+  .slice(0, 12)}`;
+
+export interface Finding extends SecretKind {
+  /** 1-based line of the start of the secret. */
+  line: number;
+}
+
+/** Text is scanned in windows of this many characters, so memory stays bounded whatever the file size. */
+const WINDOW_CHARS = 1 << 20;
+/** Consecutive windows overlap by this much, longer than any rule's longest match (a PEM key, ~20 KB). */
+const OVERLAP_CHARS = 1 << 15;
+
+// Browser-delivered text: the issue's list, and the text files a site may publish by mistake (.env, ...).
+const TEXT_EXTENSIONS = new Set([
+  'html', 'htm', 'xhtml', 'shtml', 'js', 'mjs', 'cjs', 'jsx', 'ts', 'tsx', 'mts', 'cts', 'vue', 'svelte',
+  'css', 'scss', 'less', 'json', 'jsonld', 'map', 'txt', 'xml', 'svg', 'webmanifest', 'md', 'markdown',
+  'csv', 'tsv', 'yaml', 'yml', 'toml', 'ini', 'cfg', 'conf', 'env', 'properties', 'npmrc', 'netrc',
+  'pgpass', 'htpasswd', 'log', 'sh', 'py', 'rb', 'php', 'pem', 'key', 'rss', 'atom', 'ics', 'vcf',
+]); // biome-ignore format: a word list
+
+/** Whether a file is browser-delivered text, by its extension or its content type. */
+export function isScannable(path: string, contentType: string): boolean {
+  const base = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
+  const dot = base.lastIndexOf('.');
+  const ext = dot >= 0 ? base.slice(dot + 1) : '';
+  return TEXT_EXTENSIONS.has(ext) || isTextualMediaType(contentType);
+}
+
+interface WindowFinding extends SecretKind {
+  start: number;
+  end: number;
+}
+
+/** Every finding in one window of text, overlapping findings resolved in favour of the earlier rule. */
+async function scanWindow(text: string): Promise<WindowFinding[]> {
+  const found: WindowFinding[] = [];
+  for (const rule of DETECTION_RULES) {
+    if (rule.trigger && !rule.trigger.test(text)) continue;
+    const re = rule.pattern;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const groups = m.groups ?? {};
+      const secret = groups.secret ?? groups.quoted ?? groups.bare ?? m[0];
+      if (isPlaceholder(secret)) continue;
+      const ctx = { text, start: m.index, end: m.index + m[0].length, groups };
+      const verdict = rule.check ? rule.check(secret, ctx) : true;
+      if (verdict === false) continue;
+      const { type, variableName, proxyHosts } = rule;
+      found.push({
+        type,
+        variableName,
+        proxyHosts,
+        ...(verdict === true ? {} : verdict),
+        start: ctx.start,
+        end: ctx.end,
+      });
+    }
+  }
+  const config = presetConfigFor(text);
+  const linted = config
+    ? await lintSource({
+        source: { filePath: 'site-file', content: text, ext: '', contentType: 'text' },
+        options: { config, maskSecrets: true, noPhysicFilePath: true },
+      })
+    : { messages: [] };
+  for (const message of linted.messages) {
+    const kind = secretlintKind(message.ruleId, message.messageId);
+    if (!kind) continue;
+    const [start, end] = message.range;
+    const value = text.slice(start, end);
+    if (isPlaceholder(value) || isPublicValue(value)) continue;
+    found.push({ ...kind, start, end });
+  }
+  const kept: WindowFinding[] = [];
+  for (const f of found) if (!kept.some((k) => f.start < k.end && k.start < f.end)) kept.push(f);
+  return kept;
+}
+
+function countNewlines(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * An incremental scan of one file: feed its bytes in any chunking, then `finish()`. Holds at most one
+ * window (about 1 MiB of text) whatever the file size.
+ */
+export class ScanSession {
+  private readonly decoder = new TextDecoder('utf-8');
+  private pending = '';
+  /** Character offset and line number of `pending[0]` in the whole file. */
+  private offset = 0;
+  private line = 1;
+  private readonly findings = new Map<string, Finding>();
+
+  async push(chunk: Uint8Array): Promise<void> {
+    this.pending += this.decoder.decode(chunk, { stream: true });
+    if (this.pending.length > WINDOW_CHARS) await this.drain(false);
+  }
+
+  async finish(): Promise<Finding[]> {
+    this.pending += this.decoder.decode();
+    await this.drain(true);
+    return [...this.findings.values()].sort((a, b) => a.line - b.line || a.type.localeCompare(b.type));
+  }
+
+  private async drain(final: boolean): Promise<void> {
+    while (this.pending.length > (final ? 0 : WINDOW_CHARS)) {
+      const whole = this.pending.length <= WINDOW_CHARS;
+      const window = whole ? this.pending : this.pending.slice(0, WINDOW_CHARS);
+      this.record(window, await scanWindow(window));
+      if (whole) {
+        this.pending = '';
+        return;
+      }
+      // The next window starts OVERLAP_CHARS before this one ends (at a line start when there is one),
+      // so a secret cut by this window's end is whole in the next; findings are keyed by absolute offset.
+      let cut = window.length - OVERLAP_CHARS;
+      const nl = window.indexOf('\n', cut);
+      if (nl !== -1) cut = nl + 1;
+      this.line += countNewlines(window, 0, cut);
+      this.offset += cut;
+      this.pending = this.pending.slice(cut);
+    }
+  }
+
+  private record(window: string, found: WindowFinding[]): void {
+    let lineAt = 0;
+    let line = this.line;
+    for (const f of [...found].sort((a, b) => a.start - b.start)) {
+      line += countNewlines(window, lineAt, f.start);
+      lineAt = f.start;
+      const key = `${this.offset + f.start}:${f.type}`;
+      if (!this.findings.has(key)) {
+        this.findings.set(key, {
+          type: f.type,
+          line,
+          variableName: f.variableName,
+          proxyHosts: f.proxyHosts,
+        });
+      }
+    }
+  }
+}
+
+/** Scans a whole stream of bytes (a stored blob). */
+export async function scanStream(
+  body: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array>,
+): Promise<Finding[]> {
+  const session = new ScanSession();
+  for await (const chunk of body) {
+    await session.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  }
+  return session.finish();
+}
+
+/** Scans text held in memory (tests, small inputs). */
+export function scanText(text: string): Promise<Finding[]> {
+  return scanStream([Buffer.from(text)]);
+}
