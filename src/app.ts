@@ -12,6 +12,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import type { PublishDeps } from './core/publish.js';
+import { secretScanCheck } from './core/scan/site-scan.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import {
@@ -121,6 +122,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     config: ctx.config,
     uploadKey: ctx.keys.uploadToken,
     changes: ctx.changes,
+    finalizeChecks: [secretScanCheck(ctx)],
   };
   await app.register(siteRoutes(publishDeps));
   await app.register(uploadRoutes(publishDeps));

@@ -10,6 +10,7 @@ import {
   listOwnedSites,
   type SiteRow,
   updateSite as updateSiteRow,
+  tombstoneSite,
 } from '../store/db/tables/site.js';
 import {
   deleteVersionsOf,
@@ -156,19 +157,7 @@ export async function listSites(
 export async function deleteSite(deps: PublishDeps, account: AccountRow, slug: string): Promise<void> {
   await ownedSite(deps, account, slug);
   const now = deps.clock.now();
-  await deps.db.transaction(async (trx) => {
-    await changeSite(trx, slug, {
-      deleted_at: now,
-      updated_at: now,
-      current_version_id: null,
-      title: null,
-      description: null,
-      og_image_path: null,
-      password_hash: null,
-      claim_token_hash: null,
-    });
-    await deleteVersionsOf(trx, slug);
-  });
+  await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
   deps.changes.publish({ kind: 'site', slug });
 }
 

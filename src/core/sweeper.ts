@@ -7,10 +7,10 @@ import type { Clock } from '../shared/clock.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
-import { changeSite, expiredAnonymousSlugs } from '../store/db/tables/site.js';
+import { deleteBlobScans } from '../store/db/tables/blob-scan.js';
+import { expiredAnonymousSlugs, tombstoneSite } from '../store/db/tables/site.js';
 import {
   abandonVersion,
-  deleteVersionsOf,
   forgetBlobIfUnreferenced,
   stalePendingVersions,
   unreferencedBlobs,
@@ -50,16 +50,7 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
   const report: SweepReport = { sitesDeleted: 0, versionsAbandoned: 0, blobsDeleted: 0 };
 
   for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
-    await deps.db.transaction(async (trx) => {
-      await changeSite(trx, slug, {
-        deleted_at: now,
-        updated_at: now,
-        current_version_id: null,
-        claim_token_hash: null,
-        password_hash: null,
-      });
-      await deleteVersionsOf(trx, slug);
-    });
+    await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
     deps.changes.publish({ kind: 'site', slug });
     report.sitesDeleted++;
   }
@@ -73,6 +64,7 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
   for (const hash of await unreferencedBlobs(deps.db.kysely, cutoff, BATCH)) {
     // Forget the index row first (atomically re-checking references), then drop the bytes.
     if (await forgetBlobIfUnreferenced(deps.db.kysely, hash, cutoff)) {
+      await deleteBlobScans(deps.db.kysely, hash);
       await deps.blobs.delete(hash);
       report.blobsDeleted++;
     }

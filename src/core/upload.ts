@@ -6,6 +6,8 @@ import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '..
 import type { Db } from '../store/db/db.js';
 import { recordUpload, uploadTarget, versionFile } from '../store/db/tables/version.js';
 import { ApiError, invalid } from './errors.js';
+import { ScanSession, isScannable } from './scan/scanner.js';
+import { isScanned, rememberScan } from './scan/site-scan.js';
 import { checkUploadAddress } from './upload-token.js';
 
 export interface UploadDeps {
@@ -13,6 +15,7 @@ export interface UploadDeps {
   blobs: BlobStore;
   clock: Clock;
   uploadKey: Buffer;
+  config: { baseUrl: string };
 }
 
 export interface UploadRequest {
@@ -72,9 +75,18 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
   }
 
   const expectedHash = file.hash ?? file.expected_hash ?? undefined;
+  // Browser-delivered text is scanned for secrets as it streams in (unless these bytes were scanned
+  // before), so finalize only reads the result (core/scan/site-scan.ts).
+  const scan =
+    isScannable(path, contentType) && !(expectedHash && (await isScanned(deps, expectedHash)))
+      ? new ScanSession()
+      : null;
   let put: Awaited<ReturnType<BlobStore['put']>>;
   try {
-    put = await deps.blobs.put(req.body, { expectedSize: file.size, expectedHash });
+    put = await deps.blobs.put(scan ? scanning(req.body, scan) : req.body, {
+      expectedSize: file.size,
+      expectedHash,
+    });
   } catch (err) {
     if (err instanceof BlobSizeMismatchError) {
       if (file.hash) throw alreadyStored();
@@ -102,5 +114,15 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
     if (!row) throw invalid('This upload address belongs to a version that was replaced.');
     if (row.hash !== put.hash) throw alreadyStored();
   }
+  if (scan) await rememberScan(deps, put.hash, await scan.finish());
   return { path, size: put.size, hash: put.hash, stored };
+}
+
+/** Passes the body through, feeding each chunk to the scan first (a body error or early stop ends both). */
+async function* scanning(body: AsyncIterable<Uint8Array | string>, scan: ScanSession) {
+  for await (const chunk of body) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    await scan.push(bytes);
+    yield bytes;
+  }
 }

@@ -112,6 +112,42 @@ const migrations: Record<string, Migration> = {
       `.execute(db);
     },
   },
+  /**
+   * Issue 10: the secret scan's results per blob and scanner version (a blob is scanned once, ever), and
+   * each site's encrypted variables and proxy host allowlist.
+   */
+  '003_scan_variables_proxy_hosts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('blob_scans')
+        .addColumn('hash', 'text', (c) => c.notNull())
+        .addColumn('scanner_version', 'text', (c) => c.notNull())
+        .addColumn('findings', 'text', (c) => c.notNull())
+        .addColumn('scanned_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('blob_scans_pk', ['hash', 'scanner_version'])
+        .execute();
+
+      await db.schema
+        .createTable('site_variables')
+        .addColumn('site_slug', 'text', (c) => c.notNull().references('sites.slug'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('ciphertext', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('site_variables_pk', ['site_slug', 'name'])
+        .execute();
+
+      await db.schema
+        .createTable('site_proxy_hosts')
+        .addColumn('site_slug', 'text', (c) => c.notNull().references('sites.slug'))
+        .addColumn('hostname', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('site_proxy_hosts_pk', ['site_slug', 'hostname'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

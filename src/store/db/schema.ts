@@ -78,6 +78,36 @@ export interface BlobTable {
   created_at: number;
 }
 
+/** A blob's secret-scan result, kept per scanner version (blobs are immutable, so it never goes stale). */
+export interface BlobScanTable {
+  hash: string;
+  scanner_version: string;
+  /** JSON array of findings ({type, line, variableName, proxyHosts}); never the secret itself. */
+  findings: string;
+  scanned_at: number;
+}
+
+/** A site variable, encrypted with AES-256-GCM (core/variables.ts); the value is never stored in clear. */
+export interface SiteVariableTable {
+  site_slug: string;
+  name: string;
+  /** Which server key encrypted it (a fingerprint of the key), so keys can be rotated. */
+  key_id: string;
+  /** base64 of nonce (12 bytes) + ciphertext + GCM tag (16 bytes). */
+  ciphertext: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A hostname the site proxy may reach for this site. */
+export interface SiteProxyHostTable {
+  site_slug: string;
+  /** Lowercase ASCII (IDN as punycode). */
+  hostname: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   login_codes: LoginCodeTable;
@@ -85,6 +115,9 @@ export interface Database {
   versions: VersionTable;
   version_files: VersionFileTable;
   blobs: BlobTable;
+  blob_scans: BlobScanTable;
+  site_variables: SiteVariableTable;
+  site_proxy_hosts: SiteProxyHostTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

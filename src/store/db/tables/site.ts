@@ -4,6 +4,9 @@ import type { Transaction } from 'kysely';
 import type { Executor } from '../db.js';
 import type { Database, SiteTable } from '../schema.js';
 import { addUsage } from './account.js';
+import { deleteProxyHosts } from './proxy-host.js';
+import { deleteSiteVariables } from './site-variable.js';
+import { deleteVersionsOf } from './version.js';
 
 export type SiteRow = SiteTable;
 
@@ -70,6 +73,26 @@ export async function changeSite(
   if (was.owner !== null) await addUsage(trx, was.owner, -1, -was.bytes);
   if (is.owner !== null) await addUsage(trx, is.owner, 1, is.bytes);
   return true;
+}
+
+/**
+ * Deletes a site: the row stays as a tombstone (the slug is never reissued) with nothing left on it, and its
+ * versions, variables and proxy hosts go in the same transaction. The owner's usage drops by changeSite.
+ */
+export async function tombstoneSite(trx: Transaction<Database>, slug: string, now: number): Promise<void> {
+  await changeSite(trx, slug, {
+    deleted_at: now,
+    updated_at: now,
+    current_version_id: null,
+    title: null,
+    description: null,
+    og_image_path: null,
+    password_hash: null,
+    claim_token_hash: null,
+  });
+  await deleteVersionsOf(trx, slug);
+  await deleteSiteVariables(trx, slug);
+  await deleteProxyHosts(trx, slug);
 }
 
 /** Who a site state counts toward, and with how many bytes (its live version's total size). */
