@@ -24,9 +24,12 @@ import {
 import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
 import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { opsRoutes } from './http/ops.js';
+import { proxyRoutes } from './http/proxy.js';
+import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, registerRateLimit } from './http/rate-limit.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
+import { variableRoutes } from './http/variables.js';
 import { NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
@@ -126,6 +129,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   };
   await app.register(siteRoutes(publishDeps));
   await app.register(uploadRoutes(publishDeps));
+  const secretDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, variablesKey: ctx.keys.variables };
+  await app.register(variableRoutes(secretDeps));
+  await app.register(proxyHostRoutes(secretDeps));
+  await app.register(proxyRoutes({ ...secretDeps, resolve: ctx.resolveHost, ca: ctx.proxyCa }));
 
   if (ctx.config.serveFastPath) {
     const fastPath = installSiteFastPath(app.server, {

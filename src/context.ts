@@ -11,6 +11,7 @@ import { DiskBlobStore } from './store/blob/disk.js';
 import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
 import { Db } from './store/db/db.js';
+import { type AddressResolver, createAddressResolver } from './store/dns/resolve.js';
 import { RedisChangeBus } from './store/events/redis.js';
 import { MemoryLease } from './store/lease/memory.js';
 import { RedisLease } from './store/lease/redis.js';
@@ -36,6 +37,10 @@ export interface AppContext {
   changes: ChangeBus;
   /** Leases for work only one node may do at a time (the sweeper). */
   lease: Lease;
+  /** Hostname -> addresses for outgoing requests (DNS_SERVERS, else the system resolver). */
+  resolveHost: AddressResolver;
+  /** CA certificates (PEM) the site proxy trusts instead of Node's store (tests); unset = Node's store. */
+  proxyCa: string | undefined;
   close(): Promise<void>;
 }
 
@@ -47,6 +52,8 @@ export interface ContextOptions {
   db?: Db;
   /** Receives dev-mailer lines instead of stdout. */
   devMailWrite?: (line: string) => void;
+  /** Extra CA certificates for the site proxy (tests' HTTPS upstream; processes use NODE_EXTRA_CA_CERTS). */
+  proxyCa?: string;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
@@ -87,6 +94,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     keys,
     changes,
     lease,
+    resolveHost: createAddressResolver(config.dnsServers),
+    proxyCa: options.proxyCa,
     async close() {
       await Promise.allSettled([
         mailer.close(),

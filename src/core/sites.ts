@@ -9,11 +9,10 @@ import {
   insertSite,
   listOwnedSites,
   type SiteRow,
-  updateSite as updateSiteRow,
   tombstoneSite,
+  updateSite as updateSiteRow,
 } from '../store/db/tables/site.js';
 import {
-  deleteVersionsOf,
   finalizedVersions,
   findVersion,
   insertVersion,

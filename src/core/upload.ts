@@ -6,7 +6,7 @@ import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '..
 import type { Db } from '../store/db/db.js';
 import { recordUpload, uploadTarget, versionFile } from '../store/db/tables/version.js';
 import { ApiError, invalid } from './errors.js';
-import { ScanSession, isScannable } from './scan/scanner.js';
+import { isScannable, ScanSession } from './scan/scanner.js';
 import { isScanned, rememberScan } from './scan/site-scan.js';
 import { checkUploadAddress } from './upload-token.js';
 

@@ -133,7 +133,15 @@ async function backendFor(): Promise<Backend> {
   };
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** CA the site proxy trusts (the test HTTPS upstream's certificate). */
+  proxyCa?: string;
+}
+
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-test-'));
   const port = await freePort();
   const backend = await backendFor();
@@ -162,6 +170,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       logStream,
       devMailWrite: (line) => devMail.push(line),
       ...(backend.db ? { db: backend.db } : {}),
+      ...(options.proxyCa ? { proxyCa: options.proxyCa } : {}),
     });
     app = await buildApp(ctx);
     await app.listen({ port, host: '127.0.0.1' });

@@ -39,7 +39,9 @@ export async function isScanned(deps: Pick<SiteScanDeps, 'db'>, hash: string): P
 /** Findings per blob hash of the version's scannable files: stored results, and a scan of the rest. */
 async function findingsByHash(deps: SiteScanDeps, files: VersionFileRow[]): Promise<Map<string, Finding[]>> {
   const hashes = [
-    ...new Set(files.filter((f) => f.hash !== null && isScannable(f.path, f.content_type)).map((f) => f.hash!)),
+    ...new Set(
+      files.filter((f) => f.hash !== null && isScannable(f.path, f.content_type)).map((f) => f.hash!),
+    ),
   ];
   const stored = await findBlobScans(deps.db.kysely, SCANNER_VERSION, hashes);
   const result = new Map<string, Finding[]>();
@@ -100,7 +102,9 @@ export function secretDetected(baseUrl: string, slug: string, detected: Detected
     `Store each secret as a site variable (owner's API key): PUT ${site}/variables with ${JSON.stringify(example)}.`,
     proxyHosts.length > 0
       ? `Approve the API hosts the page calls: PUT ${site}/proxy-hosts with ${JSON.stringify({ hosts: proxyHosts })}.`
-      : 'Approve the HTTPS API host the page calls: PUT ' + site + '/proxy-hosts with {"hosts": ["<api host>"]}.',
+      : 'Approve the HTTPS API host the page calls: PUT ' +
+        site +
+        '/proxy-hosts with {"hosts": ["<api host>"]}.',
     `In the published copy only (${paths.join(', ')}), remove the secret and call the API through POST ${baseUrl}/api/v1/proxy/${slug} with {"url": "https://<api host>/...", "method": "...", "headers": {...}, "body": "..."}, writing {{${variableNames[0]}}} where the secret was; the proxy fills it in server side.`,
     `Upload the changed files (PUT ${site} with the new manifest; unchanged files are skipped by hash) and finalize again.`,
   ];

@@ -31,7 +31,9 @@ export async function upsertProxyHosts(db: Executor, rows: ProxyHostRow[]): Prom
     .insertInto('site_proxy_hosts')
     .values(rows)
     .onConflict((oc) =>
-      oc.columns(['site_slug', 'hostname']).doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') })),
+      oc
+        .columns(['site_slug', 'hostname'])
+        .doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') })),
     )
     .execute();
 }

@@ -43,6 +43,19 @@ export async function updateSite(
 }
 
 /**
+ * Takes the site row's lock for the rest of the transaction without changing it (a no-op write: the row
+ * lock on PostgreSQL, the write lock on SQLite). Every transaction that changes a site and what hangs off
+ * it locks the row first: one lock order, so two of them never deadlock.
+ */
+export async function lockSite(trx: Transaction<Database>, slug: string): Promise<void> {
+  await trx
+    .updateTable('sites')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('slug', '=', slug)
+    .execute();
+}
+
+/**
  * Writes `patch` (which may change the owner, the live version or delete the site) and moves the usage
  * counters of the old and new owner by what the site counted before and counts after. The row is locked
  * first (a write to it takes the row lock on PostgreSQL and the write lock on SQLite), so concurrent
@@ -55,11 +68,7 @@ export async function changeSite(
   patch: Partial<Omit<SiteRow, 'slug'>>,
   guard: (row: SiteRow) => boolean = () => true,
 ): Promise<boolean> {
-  await trx
-    .updateTable('sites')
-    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('slug', '=', slug)
-    .execute();
+  await lockSite(trx, slug);
   const before = await trx.selectFrom('sites').selectAll().where('slug', '=', slug).executeTakeFirst();
   if (before === undefined || !guard(before)) return false;
   await trx.updateTable('sites').set(patch).where('slug', '=', slug).execute();

@@ -1,0 +1,311 @@
+// The site proxy (spec "Site proxy", CONTRACT "Variables, proxy hosts, proxy"): a page of a site calls an
+// HTTPS API through POST /api/v1/proxy/:slug with `{{NAME}}` placeholders that are filled in here from the
+// site's variables, so the secret never ships in the page. Guard rails, in the contract's order: disabled
+// -> 403; unknown site -> 404; Origin not one of the site's -> 403; bad request -> 400/413. Then the
+// target must be https, its hostname on the site's allowlist and every address it resolves to public
+// (core/addresses.ts); the connection goes to the very addresses that were checked (the lookup is pinned,
+// so a second DNS answer cannot rebind it). Redirects are returned, not followed. Request body <= 1 MiB,
+// response <= 10 MiB, 30 s in all. Hop-by-hop and cookie headers are dropped both ways, and any variable
+// value the upstream echoes back is masked.
+
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent, request, errors as undiciErrors } from 'undici';
+import type { Db } from '../store/db/db.js';
+import { isProxyHostAllowed } from '../store/db/tables/proxy-host.js';
+import { findLiveSite } from '../store/db/tables/site.js';
+import type { AddressResolver } from '../store/dns/resolve.js';
+import { isForbiddenAddress } from './addresses.js';
+import { ApiError, invalid, notFound } from './errors.js';
+import { normalizeHostname } from './proxy-hosts.js';
+import { variableValues } from './variables.js';
+
+export const PROXY_MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+export const PROXY_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+export const PROXY_TIMEOUT_MS = 30_000;
+const MAX_HEADERS = 50;
+
+export interface ProxyDeps {
+  db: Db;
+  config: {
+    proxyEnabled: boolean;
+    proxyAllowPrivateAddresses: boolean;
+    scheme: 'http' | 'https';
+    siteDomain: string;
+  };
+  variablesKey: Buffer;
+  /** Resolves a hostname to all its addresses (store/dns/resolve.ts). */
+  resolve: AddressResolver;
+  /** Extra CA certificates to trust for upstreams (tests); default: Node's store (+ NODE_EXTRA_CA_CERTS). */
+  ca?: string | Buffer;
+}
+
+export interface ProxyResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/** The origins a site's pages are served from (CONTRACT: compared whole). Handles and domains: issue 12. */
+export function siteOrigins(config: ProxyDeps['config'], slug: string): string[] {
+  return [`${config.scheme}://${slug}.${config.siteDomain}`];
+}
+
+const forbidden = (message: string) => new ApiError('FORBIDDEN', message);
+const upstreamError = (message: string, status = 502) => new ApiError('UPSTREAM_ERROR', message, { status });
+
+/** Checks that apply before the body is looked at; throws the contract's 403/404. */
+export async function checkProxyCaller(
+  deps: ProxyDeps,
+  slug: string,
+  origin: string | undefined,
+): Promise<void> {
+  if (!deps.config.proxyEnabled) {
+    throw forbidden(
+      'The site proxy is disabled on this deployment (PROXY_ENABLED=false); nothing was forwarded.',
+    );
+  }
+  const site = await findLiveSite(deps.db.kysely, slug);
+  if (!site) throw notFound(`Site "${slug}" not found`);
+  if (origin === undefined || !siteOrigins(deps.config, slug).includes(origin)) {
+    throw forbidden(
+      origin === undefined
+        ? 'The proxy only answers pages of the site: the request has no Origin header.'
+        : `The proxy only answers pages of the site; origin ${JSON.stringify(origin.slice(0, 200))} is not one of them.`,
+    );
+  }
+}
+
+// RFC 9110 §7.6.1 hop-by-hop fields, and fields the proxy sets itself.
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+const REQUEST_HEADERS_SET_HERE = new Set(['host', 'content-length', 'accept-encoding', 'expect']);
+const RESPONSE_HEADERS_DROPPED = new Set([
+  'set-cookie',
+  'set-cookie2',
+  'content-length',
+  // Upstream policy headers must not apply to the API host the answer comes from.
+  'strict-transport-security',
+  'alt-svc',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'access-control-expose-headers',
+]);
+const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const PLACEHOLDER_RE = /\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*\}\}/g;
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+interface ProxyCall {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+/** Validates the body's shape (before any variable is read). */
+function parseCall(input: unknown): ProxyCall {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw invalid('The body must be a JSON object: {"url", "method", "headers", "body"}.');
+  }
+  const { url, method = 'GET', headers = {}, body } = input as Record<string, unknown>;
+  if (typeof url !== 'string' || url === '') throw invalid('url is required: the full https:// URL to call.');
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw invalid('url is not a valid absolute URL.');
+  }
+  if (target.protocol !== 'https:') throw invalid('The proxy only calls https:// URLs.');
+  if (target.username !== '' || target.password !== '') {
+    throw invalid('url must not carry credentials; put them in a header with a {{VARIABLE}} placeholder.');
+  }
+  if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) {
+    throw invalid(`method must be one of ${[...METHODS].join(', ')}.`);
+  }
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+    throw invalid('headers must be an object of header names to string values.');
+  }
+  const entries = Object.entries(headers as Record<string, unknown>);
+  if (entries.length > MAX_HEADERS) throw invalid(`At most ${MAX_HEADERS} headers.`);
+  const out: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (!TOKEN_RE.test(name))
+      throw invalid(`Header name ${JSON.stringify(name.slice(0, 100))} is not valid.`);
+    if (typeof value !== 'string') throw invalid(`Header ${name} must have a string value.`);
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || REQUEST_HEADERS_SET_HERE.has(lower) || lower === 'cookie') continue;
+    out[lower] = value;
+  }
+  if (body !== undefined && body !== null && typeof body !== 'string') {
+    throw invalid('body must be a string (JSON.stringify it first).');
+  }
+  const upper = method.toUpperCase();
+  if (typeof body === 'string' && body !== '' && (upper === 'GET' || upper === 'HEAD')) {
+    throw invalid(`A ${upper} request cannot have a body.`);
+  }
+  if (typeof body === 'string' && Buffer.byteLength(body, 'utf8') > PROXY_MAX_REQUEST_BODY_BYTES) {
+    throw invalid(`body is larger than ${PROXY_MAX_REQUEST_BODY_BYTES} bytes.`, { status: 413 });
+  }
+  return { url: target, method: upper, headers: out, body: typeof body === 'string' ? body : undefined };
+}
+
+/** Fills `{{NAME}}` placeholders; an unknown name refuses the call (nothing is forwarded). */
+function fill(text: string, values: Map<string, string>, used: Set<string>): string {
+  return text.replace(PLACEHOLDER_RE, (_m, name: string) => {
+    const value = values.get(name);
+    if (value === undefined) {
+      throw invalid(`Unknown variable {{${name}}}: store it first with PUT /api/v1/publish/:slug/variables.`);
+    }
+    used.add(value);
+    return value;
+  });
+}
+
+/** Resolves the target and refuses it when any address is not public (unless the escape hatch is on). */
+async function resolveTarget(deps: ProxyDeps, hostname: string): Promise<LookupAddress[]> {
+  let addresses: LookupAddress[];
+  try {
+    addresses = await deps.resolve(hostname);
+  } catch {
+    throw upstreamError(`Could not resolve ${hostname}.`);
+  }
+  if (addresses.length === 0) throw upstreamError(`Could not resolve ${hostname}.`);
+  if (!deps.config.proxyAllowPrivateAddresses && addresses.some((a) => isForbiddenAddress(a.address))) {
+    throw forbidden(
+      `${hostname} resolves to a private, loopback or otherwise internal address; the proxy refuses it.`,
+    );
+  }
+  return addresses;
+}
+
+/** A lookup that answers only the addresses already checked: the connection cannot be rebound. */
+function pinnedLookup(addresses: LookupAddress[]) {
+  return (
+    _hostname: string,
+    options: { all?: boolean } | number | undefined,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
+    const all = typeof options === 'object' && options?.all === true;
+    const first = addresses[0]!;
+    if (all) callback(null, addresses);
+    else callback(null, first.address, first.family);
+  };
+}
+
+/** Overwrites every occurrence of a variable value (raw or JSON-escaped) with asterisks of equal length. */
+function maskEchoes(body: Buffer, values: Iterable<string>): Buffer {
+  let masked = body;
+  for (const value of values) {
+    for (const form of new Set([value, JSON.stringify(value).slice(1, -1)])) {
+      const needle = Buffer.from(form, 'utf8');
+      if (needle.length === 0) continue;
+      for (let at = masked.indexOf(needle); at !== -1; at = masked.indexOf(needle, at + needle.length)) {
+        if (masked === body) masked = Buffer.from(body);
+        masked.fill(0x2a, at, at + needle.length);
+      }
+    }
+  }
+  return masked;
+}
+
+const maskText = (text: string, values: Iterable<string>) => maskEchoes(Buffer.from(text), values).toString();
+
+/** Forwards one call. `checkProxyCaller` must have passed. */
+export async function forwardProxyCall(
+  deps: ProxyDeps,
+  slug: string,
+  input: unknown,
+): Promise<ProxyResponse> {
+  const call = parseCall(input);
+  if (isIP(call.url.hostname.replace(/^\[|\]$/g, '')) !== 0) {
+    throw forbidden('The proxy calls allowlisted hostnames only, not IP addresses.');
+  }
+  const host = normalizeHostname(call.url.hostname);
+  if ('problem' in host || !(await isProxyHostAllowed(deps.db.kysely, slug, host.hostname))) {
+    throw forbidden(
+      `${call.url.hostname} is not on this site's proxy allowlist; the owner adds it with PUT /api/v1/publish/${slug}/proxy-hosts.`,
+    );
+  }
+  const hostname = host.hostname;
+
+  const values = await variableValues(deps, slug);
+  const used = new Set<string>();
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(call.headers)) {
+    const filled = fill(value, values, used);
+    // RFC 9110 §5.5: no CR, LF or NUL in a field value (a variable must not smuggle a header).
+    if (/[\r\n\0]/.test(filled)) throw invalid(`Header ${name} would contain a line break.`);
+    headers[name] = filled;
+  }
+  const body = call.body === undefined ? undefined : fill(call.body, values, used);
+  const path = fill(`${call.url.pathname}${call.url.search}`, values, used);
+  // Ask for identity so an echoed secret can be found and masked in the bytes we return.
+  headers['accept-encoding'] = 'identity';
+
+  const addresses = await resolveTarget(deps, hostname);
+  const agent = new Agent({
+    connect: { lookup: pinnedLookup(addresses), ...(deps.ca ? { ca: deps.ca } : {}) } as never,
+    headersTimeout: PROXY_TIMEOUT_MS,
+    bodyTimeout: PROXY_TIMEOUT_MS,
+    pipelining: 0,
+  });
+  const signal = AbortSignal.timeout(PROXY_TIMEOUT_MS);
+  try {
+    const res = await request(`https://${hostname}${call.url.port ? `:${call.url.port}` : ''}${path}`, {
+      method: call.method as 'GET',
+      headers,
+      body,
+      dispatcher: agent,
+      signal,
+      maxRedirections: 0,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += chunk.length;
+      if (size > PROXY_MAX_RESPONSE_BYTES) {
+        res.body.destroy();
+        throw upstreamError(`The upstream response is larger than ${PROXY_MAX_RESPONSE_BYTES} bytes.`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const secrets = [...values.values()];
+    const out: Record<string, string | string[]> = {};
+    const connectionListed = new Set(
+      String(res.headers.connection ?? '')
+        .split(',')
+        .map((t) => t.trim().toLowerCase()),
+    );
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value === undefined) continue;
+      const lower = name.toLowerCase();
+      if (HOP_BY_HOP.has(lower) || RESPONSE_HEADERS_DROPPED.has(lower) || connectionListed.has(lower))
+        continue;
+      out[lower] = Array.isArray(value) ? value.map((v) => maskText(v, secrets)) : maskText(value, secrets);
+    }
+    return { status: res.statusCode, headers: out, body: maskEchoes(Buffer.concat(chunks), secrets) };
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    // The upstream's own error text may quote the URL (and so a filled-in secret): report a code only.
+    if (
+      signal.aborted ||
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError
+    ) {
+      throw upstreamError(`${hostname} did not answer within ${PROXY_TIMEOUT_MS / 1000} s.`, 504);
+    }
+    const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+    throw upstreamError(`Could not reach ${hostname}${code ? ` (${code})` : ''}.`);
+  } finally {
+    void agent.close().catch(() => {});
+  }
+}
