@@ -138,7 +138,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 /**
  * Maps `err`, logging it at the level its kind deserves: 5xx as errors with their stack; a backend outage
- * (which the store's own throttled warning reports) and 4xx as one info line.
+ * (which the store's own throttled warning reports) and 4xx as one info line; a proxy upstream's failure
+ * as one warning.
  */
 function logged(req: FastifyRequest, err: FastifyError | ApiError | Error): ApiError {
   const apiError = toApiError(err);
@@ -147,6 +148,9 @@ function logged(req: FastifyRequest, err: FastifyError | ApiError | Error): ApiE
     const cause = String(((apiError.cause ?? err) as { message?: unknown }).message);
     outageLog.run((suppressed) => req.log.warn({ cause, suppressed }, 'backend unavailable: answering 503'));
     req.log.info({ code: apiError.code, status: apiError.status, cause }, 'backend unavailable');
+  } else if (apiError.code === 'UPSTREAM_ERROR') {
+    // The site proxy's upstream failed, not this service: one line, no stack (the message names no secret).
+    req.log.warn({ code: apiError.code, status: apiError.status }, apiError.message);
   } else if (apiError.status >= 500) req.log.error({ err }, 'request failed');
   else req.log.info({ code: apiError.code, status: apiError.status }, apiError.message);
   return apiError;

@@ -1,7 +1,7 @@
 // A DNS server on loopback (dns2) answering A and AAAA from a table: point DNS_SERVERS at it.
 
-import type { AddressInfo } from 'node:net';
 import dns2 from 'dns2';
+import { freePort } from './app.js';
 
 export interface DnsRecords {
   [name: string]: { A?: string[]; AAAA?: string[] };
@@ -53,9 +53,8 @@ export async function startDnsPeer(records: DnsRecords): Promise<DnsPeer> {
       void send(response);
     },
   });
-  const addresses = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
-  const port = (addresses.udp as AddressInfo).port;
-  // TCP on the same port, for answers too long for UDP.
-  await server.listen({ tcp: { port, address: '127.0.0.1' } }).catch(() => {});
+  // UDP for ordinary answers and TCP on the same port for long ones.
+  const port = await freePort();
+  await server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
   return { server: `127.0.0.1:${port}`, records, queries, close: () => server.close() };
 }

@@ -1,0 +1,325 @@
+// POST /api/v1/proxy/:slug through real HTTP, against a real HTTPS upstream on loopback and a real DNS
+// server (dns2) that DNS_SERVERS points at (spec "Site proxy"; CONTRACT "Variables, proxy hosts, proxy").
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
+import { assertPublished, publish } from '../helpers/publish.js';
+import { startUpstream, type Upstream } from '../helpers/upstream.js';
+
+const NAMES = [
+  'api.upstream.test',
+  'other.upstream.test',
+  'private.upstream.test',
+  'metadata.upstream.test',
+  'mapped.upstream.test',
+  'missing.upstream.test',
+];
+const SECRET = 'sk_live_proxyCanary9f8e7d6c5b4a';
+
+function assertError(res: { status: number; body: unknown }, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  const body = res.body as { error: string; code: string; status: number };
+  assert.equal(body.code, code);
+  assert.equal(body.status, status);
+  assert.equal(typeof body.error, 'string');
+}
+
+interface World {
+  dns: DnsPeer;
+  upstream: Upstream;
+}
+
+async function startWorld(): Promise<World> {
+  const dns = await startDnsPeer({
+    'api.upstream.test': { A: ['127.0.0.1'] },
+    'other.upstream.test': { A: ['127.0.0.1'] },
+    'private.upstream.test': { A: ['10.0.0.1'] },
+    'metadata.upstream.test': { A: ['169.254.169.254'] },
+    'mapped.upstream.test': { AAAA: ['::ffff:127.0.0.1'] },
+  });
+  const upstream = await startUpstream(NAMES);
+  return { dns, upstream };
+}
+
+/** An owned site with a variable and `hosts` allowlisted; returns its slug, key and the page origin. */
+async function siteWithSecrets(t: TestApp, hosts: string[]) {
+  const key = await signIn(t, `owner-${Math.random().toString(36).slice(2)}@example.com`);
+  const slug = assertPublished(await publish(t, { 'index.html': '<h1>app</h1>' }, { key })).slug;
+  const vars = await t.api(`/api/v1/publish/${slug}/variables`, {
+    method: 'PUT',
+    key,
+    body: { STRIPE_SECRET_KEY: SECRET, OTHER: 'second-value-77' },
+  });
+  assert.equal(vars.status, 200, vars.text);
+  const allow = await t.api(`/api/v1/publish/${slug}/proxy-hosts`, { method: 'PUT', key, body: { hosts } });
+  assert.equal(allow.status, 200, allow.text);
+  return { slug, key, origin: `http://${slug}.localhost:${t.port}` };
+}
+
+function proxyCall(t: TestApp, slug: string, origin: string | undefined, body: unknown) {
+  return t.api(`/api/v1/proxy/${slug}`, {
+    method: 'POST',
+    headers: origin === undefined ? {} : { origin },
+    body: body as Record<string, unknown>,
+  });
+}
+
+describe('POST /api/v1/proxy/:slug with PROXY_ENABLED=false (the default)', () => {
+  let w: World;
+  let t: TestApp;
+  before(async () => {
+    w = await startWorld();
+    t = await startTestApp({ DNS_SERVERS: w.dns.server }, { proxyCa: w.upstream.ca });
+  });
+  after(async () => {
+    await t.close();
+    await w.upstream.close();
+    await w.dns.close();
+  });
+
+  test('answers 403 FORBIDDEN and forwards nothing', async () => {
+    const { slug, origin } = await siteWithSecrets(t, ['api.upstream.test']);
+    const res = await proxyCall(t, slug, origin, {
+      url: `https://api.upstream.test:${w.upstream.port}/v1/x`,
+      headers: { authorization: 'Bearer {{STRIPE_SECRET_KEY}}' },
+    });
+    assertError(res, 403, 'FORBIDDEN');
+    // Before the site is even looked up (CONTRACT order of checks).
+    assertError(await proxyCall(t, 'no-such-site-zz', origin, {}), 403, 'FORBIDDEN');
+    assert.equal(w.upstream.requests.length, 0);
+    assert.equal(w.dns.queries.length, 0);
+  });
+});
+
+describe('POST /api/v1/proxy/:slug with the proxy enabled', () => {
+  let w: World;
+  let t: TestApp;
+  let site: Awaited<ReturnType<typeof siteWithSecrets>>;
+  let base: string;
+
+  before(async () => {
+    w = await startWorld();
+    t = await startTestApp(
+      { PROXY_ENABLED: 'true', PROXY_ALLOW_PRIVATE_ADDRESSES: 'true', DNS_SERVERS: w.dns.server },
+      { proxyCa: w.upstream.ca },
+    );
+    site = await siteWithSecrets(t, ['api.upstream.test', 'missing.upstream.test']);
+    base = `https://api.upstream.test:${w.upstream.port}`;
+  });
+  after(async () => {
+    await t.close();
+    await w.upstream.close();
+    await w.dns.close();
+  });
+
+  test('forwards to the allowlisted https host with {{NAME}} filled in headers and body', async () => {
+    w.upstream.requests.length = 0;
+    w.upstream.handle = (req, res) => {
+      res.writeHead(201, {
+        'content-type': 'application/json',
+        'x-upstream': 'yes',
+        'set-cookie': 'session=abc; Path=/',
+        connection: 'close',
+      });
+      res.end(JSON.stringify({ got: req.method, path: req.url }));
+    };
+    const res = await proxyCall(t, site.slug, site.origin, {
+      url: `${base}/v1/charges?limit=3`,
+      method: 'POST',
+      headers: { Authorization: 'Bearer {{STRIPE_SECRET_KEY}}', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ note: 'key={{ OTHER }}' }),
+    });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body, { got: 'POST', path: '/v1/charges?limit=3' });
+    assert.equal(res.headers.get('x-upstream'), 'yes');
+    assert.equal(res.headers.get('set-cookie'), null, 'Set-Cookie must be dropped');
+    assert.equal(res.headers.get('access-control-allow-origin'), site.origin);
+    assert.equal(w.upstream.requests.length, 1);
+    const seen = w.upstream.requests[0]!;
+    assert.equal(seen.headers.authorization, `Bearer ${SECRET}`);
+    assert.equal(seen.body, JSON.stringify({ note: 'key=second-value-77' }));
+    assert.equal(seen.headers.host, `api.upstream.test:${w.upstream.port}`);
+    assert.ok(!t.logs.join('\n').includes(SECRET), 'a variable value was logged');
+  });
+
+  test('a variable value the upstream echoes back is masked', async () => {
+    w.upstream.handle = (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-echo': String(req.headers.authorization) });
+      res.end(`you sent ${req.headers.authorization}`);
+    };
+    const res = await proxyCall(t, site.slug, site.origin, {
+      url: `${base}/echo`,
+      headers: { Authorization: 'Bearer {{STRIPE_SECRET_KEY}}' },
+    });
+    assert.equal(res.status, 200);
+    assert.ok(!res.text.includes(SECRET), res.text);
+    assert.equal(res.text, `you sent Bearer ${'*'.repeat(SECRET.length)}`);
+    assert.ok(!String(res.headers.get('x-echo')).includes(SECRET));
+  });
+
+  test('an unknown {{NAME}} answers 400 and forwards nothing', async () => {
+    w.upstream.requests.length = 0;
+    const res = await proxyCall(t, site.slug, site.origin, {
+      url: `${base}/v1/x`,
+      headers: { Authorization: 'Bearer {{NOT_STORED}}' },
+    });
+    assertError(res, 400, 'INVALID_REQUEST');
+    assert.match(res.body.error, /NOT_STORED/);
+    assert.equal(w.upstream.requests.length, 0);
+  });
+
+  test('SSRF and misuse attempts are refused and forward nothing', async () => {
+    w.upstream.requests.length = 0;
+    const cases: Array<[string, unknown, number, string]> = [
+      ['an http URL', { url: `http://api.upstream.test:${w.upstream.port}/x` }, 400, 'INVALID_REQUEST'],
+      [
+        'a host not on the list',
+        { url: `https://other.upstream.test:${w.upstream.port}/x` },
+        403,
+        'FORBIDDEN',
+      ],
+      ['an IP literal', { url: `https://127.0.0.1:${w.upstream.port}/x` }, 403, 'FORBIDDEN'],
+      [
+        'credentials in the URL',
+        { url: `https://u:p@api.upstream.test:${w.upstream.port}/x` },
+        400,
+        'INVALID_REQUEST',
+      ],
+      ['no url', { method: 'GET' }, 400, 'INVALID_REQUEST'],
+      ['a body on GET', { url: `${base}/x`, body: 'x' }, 400, 'INVALID_REQUEST'],
+      ['a CONNECT method', { url: `${base}/x`, method: 'CONNECT' }, 400, 'INVALID_REQUEST'],
+      [
+        'a header with a line break',
+        { url: `${base}/x`, headers: { 'x-a': 'a\r\nx-b: b' } },
+        400,
+        'INVALID_REQUEST',
+      ],
+      [
+        'a body over 1 MB',
+        { url: `${base}/x`, method: 'POST', body: 'x'.repeat(1024 * 1024 + 1) },
+        413,
+        'INVALID_REQUEST',
+      ],
+    ];
+    for (const [label, body, status, code] of cases) {
+      const res = await proxyCall(t, site.slug, site.origin, body);
+      assert.equal(res.status, status, `${label}: ${res.text}`);
+      assert.equal(res.body.code, code, label);
+    }
+    // The Origin must be one of the site's, compared whole.
+    for (const origin of [
+      undefined,
+      'https://evil.example',
+      `http://other-site.localhost:${t.port}`,
+      `https://${site.slug}.localhost:${t.port}`,
+      `http://${site.slug}.localhost:${t.port + 1}`,
+      'null',
+    ]) {
+      const res = await proxyCall(t, site.slug, origin, { url: `${base}/x` });
+      assertError(res, 403, 'FORBIDDEN');
+    }
+    assert.equal(w.upstream.requests.length, 0, 'something was forwarded');
+    // Unknown site before the origin check.
+    assertError(await proxyCall(t, 'no-such-site-zz', site.origin, { url: `${base}/x` }), 404, 'NOT_FOUND');
+  });
+
+  test('a redirect is returned to the caller, not followed', async () => {
+    w.upstream.requests.length = 0;
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(302, { location: `https://other.upstream.test:${w.upstream.port}/stolen` });
+      res.end();
+    };
+    // The test's own client must not follow it either.
+    const res = await fetch(`${t.url}/api/v1/proxy/${site.slug}`, {
+      method: 'POST',
+      headers: { origin: site.origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${base}/redirect` }),
+      redirect: 'manual',
+    });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), `https://other.upstream.test:${w.upstream.port}/stolen`);
+    assert.deepEqual(
+      w.upstream.requests.map((r) => r.url),
+      ['/redirect'],
+    );
+  });
+
+  test('an upstream answer over 10 MB is refused with 502 UPSTREAM_ERROR', async () => {
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      for (let i = 0; i < 11; i++) res.write(chunk);
+      res.end();
+    };
+    assertError(await proxyCall(t, site.slug, site.origin, { url: `${base}/big` }), 502, 'UPSTREAM_ERROR');
+  });
+
+  test('an unreachable upstream answers 502 UPSTREAM_ERROR', async () => {
+    // Allowlisted but resolving to nothing, and allowlisted but with no server on the port.
+    assertError(
+      await proxyCall(t, site.slug, site.origin, {
+        url: `https://missing.upstream.test:${w.upstream.port}/x`,
+      }),
+      502,
+      'UPSTREAM_ERROR',
+    );
+    assertError(
+      await proxyCall(t, site.slug, site.origin, { url: 'https://api.upstream.test:1/x' }),
+      502,
+      'UPSTREAM_ERROR',
+    );
+  });
+
+  test('OPTIONS preflight from a page of the site is allowed; from another origin it is not', async () => {
+    const ok = await t.api(`/api/v1/proxy/${site.slug}`, {
+      method: 'OPTIONS',
+      headers: { origin: site.origin, 'access-control-request-method': 'POST' },
+    });
+    assert.equal(ok.status, 204);
+    assert.equal(ok.headers.get('access-control-allow-origin'), site.origin);
+    assert.match(String(ok.headers.get('access-control-allow-methods')), /POST/);
+    const no = await t.api(`/api/v1/proxy/${site.slug}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    assert.equal(no.status, 403);
+    assert.equal(no.headers.get('access-control-allow-origin'), null);
+  });
+});
+
+describe('POST /api/v1/proxy/:slug refuses internal addresses without PROXY_ALLOW_PRIVATE_ADDRESSES', () => {
+  let w: World;
+  let t: TestApp;
+  before(async () => {
+    w = await startWorld();
+    t = await startTestApp({ PROXY_ENABLED: 'true', DNS_SERVERS: w.dns.server }, { proxyCa: w.upstream.ca });
+  });
+  after(async () => {
+    await t.close();
+    await w.upstream.close();
+    await w.dns.close();
+  });
+
+  test('allowlisted names resolving to 127.0.0.1, 10.0.0.1, 169.254.169.254 or ::ffff:127.0.0.1 are refused', async () => {
+    const hosts = [
+      'api.upstream.test',
+      'private.upstream.test',
+      'metadata.upstream.test',
+      'mapped.upstream.test',
+    ];
+    const site = await siteWithSecrets(t, hosts);
+    for (const host of hosts) {
+      const res = await proxyCall(t, site.slug, site.origin, {
+        url: `https://${host}:${w.upstream.port}/x`,
+        headers: { authorization: 'Bearer {{STRIPE_SECRET_KEY}}' },
+      });
+      assertError(res, 403, 'FORBIDDEN');
+      assert.match(res.body.error, new RegExp(host.replace(/\./g, '\\.')));
+    }
+    assert.equal(w.upstream.requests.length, 0, 'a request reached the internal upstream');
+    // Each name was resolved (by the DNS peer), then refused on its address.
+    for (const host of hosts) assert.ok(w.dns.queries.includes(host), `${host} was not resolved`);
+  });
+});
