@@ -3,10 +3,15 @@
 // interleaved so both see the same machine:
 // (1) 1000 files / 50 MB with 16 parallel uploads, create -> uploads -> finalize, a fresh site per round;
 // (2) re-publish of that site with one changed file (hashes given: one upload) -> finalize;
+//     (1) and (2) with two sets of files, in the same interleaved rounds, reported as separate rows:
+//     binary (random bytes, application/octet-stream, which the secret scan skips) and text (generated
+//     .html/.js/.css/.json/.map/.svg/.md of the same sizes, which finalize scans; bench/scan.ts's seeded
+//     generator, no secrets in it), so the scan's cost shows as the difference;
 // (3) server RSS growth while one 200 MB file streams in;
 // (4) one account publishing many one-file sites, 16 at a time: the rate up to the 1,000th site and from
 //     the 1,000th on (issue 9: publishing must not slow down as an account grows).
-// Options: `-- --backend embedded|scaleout` runs one set; `-- --sites N` (default 5000, 0 skips (4)).
+// Options: `-- --backend embedded|scaleout` runs one set; `-- --sites N` (default 5000, 0 skips (4));
+// `-- --rounds N` (default 5); `-- --files binary|text|both` (default both) chooses the sets of (1) and (2).
 // Prints a table, writes bench/out/publish.json.
 
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
@@ -18,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { Client, type LocalFile, manifestOf, sha256 } from './lib/client.js';
 import { type Backend, type BackendName, embeddedBackend, scaleoutBackend } from './lib/serve-backends.js';
 import { freePort, preferredMode, REPO_ROOT, type Service, signIn, startService } from './lib/service.js';
+import { pickTextKind, seeded, TEXT_CONTENT_TYPES, type TextKind, textFile } from './scan.js';
 
 const ROUNDS = 5;
 const FILES = 1000;
@@ -28,6 +34,13 @@ const BIG_CHUNK_BYTES = 64 * 1024;
 const RSS_SAMPLE_MS = 20;
 const MB = 1024 * 1024;
 const CLOCK_TICKS_PER_S = 100;
+
+/** Seeds of the text sets: site r's file i and its re-publish's changed file (distinct per round and run). */
+const TEXT_SEED = 0x7e47_0000;
+const textSeed = (round: number, n: number) => (TEXT_SEED + (round + 2) * 0x10000 + n) >>> 0;
+
+type FileSet = 'binary' | 'text';
+const FILE_SETS: readonly FileSet[] = ['binary', 'text'];
 
 const SITES_DEFAULT = 5000;
 /** The many-sites run reports the rate before and after this many sites. */
@@ -73,6 +86,33 @@ function makeSite(round: number): LocalFile[] {
     const contentType = i === 0 ? 'text/html; charset=utf-8' : 'application/octet-stream';
     return { path, size, contentType, hash: sha256(bytes), bytes };
   });
+}
+
+/**
+ * The same shape as makeSite (1000 files of ~10 KB to ~90 KB, exactly 50 MB), as text the secret scan
+ * reads: generated .html/.js/.css/.json/.map/.svg/.md with their content types, the same for the same round.
+ */
+function makeTextSite(round: number): LocalFile[] {
+  const random = seeded(textSeed(round, 0xffff));
+  const weights = Array.from({ length: FILES }, () => 0.2 + random() * 1.6);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const sizes = weights.map((w) => Math.max(1, Math.floor((w / sum) * TOTAL_BYTES)));
+  sizes[0]! += TOTAL_BYTES - sizes.reduce((a, b) => a + b, 0);
+  return sizes.map((size, i) => {
+    const kind: TextKind = i === 0 ? 'html' : pickTextKind(random);
+    const bytes = textFile(kind, size, textSeed(round, i));
+    const path = i === 0 ? 'index.html' : `t${round}/dir-${i % 20}/file-${i}.${kind}`;
+    return { path, size, contentType: TEXT_CONTENT_TYPES[kind], hash: sha256(bytes), bytes };
+  });
+}
+
+/** New bytes for a changed file of a set: random for binary, regenerated text of the same kind for text. */
+function changedBytes(set: FileSet, old: LocalFile, seed: number): Buffer {
+  if (set === 'binary') return randomBytes(old.size);
+  const kind = (
+    old.path.endsWith('.min.js') ? 'min.js' : old.path.slice(old.path.lastIndexOf('.') + 1)
+  ) as TextKind;
+  return textFile(kind, old.size, seed);
 }
 
 /** Deterministic pseudo-random bytes (AES-CTR keystream), produced chunk by chunk, never held whole. */
@@ -164,10 +204,15 @@ async function publishRound(
   };
 }
 
-async function republishRound(client: Client, slug: string, files: LocalFile[]): Promise<RepublishRound> {
+async function republishRound(
+  client: Client,
+  slug: string,
+  files: LocalFile[],
+  change: (old: LocalFile) => Buffer,
+): Promise<RepublishRound> {
   const i = 1 + Math.floor(Math.random() * (files.length - 1));
   const old = files[i]!;
-  const bytes = randomBytes(old.size);
+  const bytes = change(old);
   const changed = [...files];
   changed[i] = { ...old, hash: sha256(bytes), bytes };
   const t0 = performance.now();
@@ -271,16 +316,22 @@ interface Run {
   service: Service;
   client: Client;
   dataDir: string;
-  publishes: PublishRound[];
-  republishes: RepublishRound[];
+  /** Per set of files: the publish and re-publish of every round. */
+  sets: Record<FileSet, { publishes: PublishRound[]; republishes: RepublishRound[] }>;
   memory?: Awaited<ReturnType<typeof bigUpload>>;
   sites?: Awaited<ReturnType<typeof manySites>>;
 }
 
-function parseArgs(argv: string[]): { backends: BackendName[]; sites: number; rounds: number } {
+function parseArgs(argv: string[]): {
+  backends: BackendName[];
+  sites: number;
+  rounds: number;
+  files: readonly FileSet[];
+} {
   let backends: BackendName[] = ['embedded', 'scaleout'];
   let sites = SITES_DEFAULT;
   let rounds = ROUNDS;
+  let files: readonly FileSet[] = FILE_SETS;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--backend' && (argv[i + 1] === 'embedded' || argv[i + 1] === 'scaleout')) {
@@ -289,11 +340,16 @@ function parseArgs(argv: string[]): { backends: BackendName[]; sites: number; ro
       sites = Number(argv[++i]);
     } else if (arg === '--rounds' && /^\d+$/.test(argv[i + 1] ?? '')) {
       rounds = Number(argv[++i]);
+    } else if (arg === '--files' && /^(?:binary|text|both)$/.test(argv[i + 1] ?? '')) {
+      const set = argv[++i];
+      files = set === 'both' ? FILE_SETS : [set as FileSet];
     } else {
-      throw new Error(`unknown argument ${arg}; use --backend embedded|scaleout, --sites N, --rounds N`);
+      throw new Error(
+        `unknown argument ${arg}; use --backend embedded|scaleout, --sites N, --rounds N, --files binary|text|both`,
+      );
     }
   }
-  return { backends, sites, rounds };
+  return { backends, sites, rounds, files };
 }
 
 async function main(): Promise<void> {
@@ -344,8 +400,10 @@ async function main(): Promise<void> {
         service,
         client: new Client(service.url, key),
         dataDir,
-        publishes: [],
-        republishes: [],
+        sets: {
+          binary: { publishes: [], republishes: [] },
+          text: { publishes: [], republishes: [] },
+        },
       });
       process.stderr.write(`${name}: ${mode} (pid ${service.pid}) on ${backend.summary}\n`);
     }
@@ -356,17 +414,27 @@ async function main(): Promise<void> {
       );
     }
 
-    // Warm-up: one small publish each so JIT and first-use costs stay out of the figures.
-    for (const run of runs) await publishRound(run.client, run.service.pid, makeSite(-1).slice(0, 50));
+    const makeFiles = (set: FileSet, round: number) =>
+      set === 'binary' ? makeSite(round) : makeTextSite(round);
+    // Warm-up: one small publish each (of each set: the scan's first use too) so JIT and first-use costs
+    // stay out of the figures.
+    for (const set of opts.files) {
+      for (const run of runs)
+        await publishRound(run.client, run.service.pid, makeFiles(set, -1).slice(0, 50));
+    }
     for (let r = 0; r < opts.rounds; r++) {
-      const files = makeSite(r);
-      for (const run of runs) {
-        const { slug, round } = await publishRound(run.client, run.service.pid, files);
-        run.publishes.push(round);
-        run.republishes.push(await republishRound(run.client, slug, files));
-        process.stderr.write(
-          `round ${r + 1} ${run.backend.name}: publish ${fmt(round.totalS)} s, re-publish ${fmt(run.republishes[r]!.totalS)} s\n`,
-        );
+      for (const set of opts.files) {
+        const files = makeFiles(set, r);
+        for (const [k, run] of runs.entries()) {
+          const { publishes, republishes } = run.sets[set];
+          const { slug, round } = await publishRound(run.client, run.service.pid, files);
+          publishes.push(round);
+          const change = (old: LocalFile) => changedBytes(set, old, textSeed(r, FILES + k));
+          republishes.push(await republishRound(run.client, slug, files, change));
+          process.stderr.write(
+            `round ${r + 1} ${run.backend.name} ${set}: publish ${fmt(round.totalS)} s, re-publish ${fmt(republishes[r]!.totalS)} s\n`,
+          );
+        }
       }
     }
     if (opts.rounds > 0) for (const run of runs) run.memory = await bigUpload(run.client, run.service.pid);
@@ -382,35 +450,58 @@ async function main(): Promise<void> {
     const rows: Row[] = [['what', ...labels.map((l) => `${l} median (min-max)`), 'target', 'ok']];
     const range = (st: Stats, d = 3) => `${fmt(st.median, d)} (${fmt(st.min, d)}-${fmt(st.max, d)})`;
     const verdict = (ok: boolean[]) => (ok.every(Boolean) ? 'yes' : 'NO');
+    const setLabels: Record<FileSet, { publish: string; republish: string }> = {
+      binary: {
+        publish: 'publish 1000 files / 50 MB, 16 parallel (s)',
+        republish: 're-publish, one changed file (s)',
+      },
+      text: {
+        publish: 'publish 1000 text files / 50 MB, 16 parallel (s)',
+        republish: 're-publish, one changed text file (s)',
+      },
+    };
     if (opts.rounds > 0) {
-      const publishStats = runs.map((r) => stats(r.publishes.map((p) => p.totalS)));
-      rows.push([
-        'publish 1000 files / 50 MB, 16 parallel (s)',
-        ...publishStats.map((st) => range(st)),
-        `<= ${TARGETS.publishS}`,
-        verdict(publishStats.map((st) => st.median <= TARGETS.publishS)),
-      ]);
-      for (const k of ['createS', 'uploadsS', 'finalizeS'] as const)
+      for (const set of opts.files) {
+        const publishStats = runs.map((r) => stats(r.sets[set].publishes.map((p) => p.totalS)));
         rows.push([
-          `  ${k.replace(/S$/, '')} (s)`,
-          ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])))),
+          setLabels[set].publish,
+          ...publishStats.map((st) => range(st)),
+          `<= ${TARGETS.publishS}`,
+          verdict(publishStats.map((st) => st.median <= TARGETS.publishS)),
+        ]);
+        for (const k of ['createS', 'uploadsS', 'finalizeS'] as const)
+          rows.push([
+            `  ${k.replace(/S$/, '')} (s)`,
+            ...runs.map((r) => range(stats(r.sets[set].publishes.map((p) => p[k])))),
+            '',
+            '',
+          ]);
+        for (const [k, label] of [
+          ['putP50Ms', '  one PUT, p50 latency (ms)'],
+          ['putP99Ms', '  one PUT, p99 latency (ms)'],
+          ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
+          ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
+        ] as const)
+          rows.push([
+            label,
+            ...runs.map((r) => range(stats(r.sets[set].publishes.map((p) => p[k])), 2)),
+            '',
+            '',
+          ]);
+        const republishStats = runs.map((r) => stats(r.sets[set].republishes.map((p) => p.totalS)));
+        rows.push([
+          setLabels[set].republish,
+          ...republishStats.map((st) => range(st)),
+          `<= ${TARGETS.republishS}`,
+          verdict(republishStats.map((st) => st.median <= TARGETS.republishS)),
+        ]);
+        rows.push([
+          '  finalize (s)',
+          ...runs.map((r) => range(stats(r.sets[set].republishes.map((p) => p.finalizeS)))),
           '',
           '',
         ]);
-      for (const [k, label] of [
-        ['putP50Ms', '  one PUT, p50 latency (ms)'],
-        ['putP99Ms', '  one PUT, p99 latency (ms)'],
-        ['serverCpuPerPutMs', '  server CPU per PUT (ms)'],
-        ['clientCpuPerPutMs', '  client CPU per PUT (ms)'],
-      ] as const)
-        rows.push([label, ...runs.map((r) => range(stats(r.publishes.map((p) => p[k])), 2)), '', '']);
-      const republishStats = runs.map((r) => stats(r.republishes.map((p) => p.totalS)));
-      rows.push([
-        're-publish, one changed file (s)',
-        ...republishStats.map((st) => range(st)),
-        `<= ${TARGETS.republishS}`,
-        verdict(republishStats.map((st) => st.median <= TARGETS.republishS)),
-      ]);
+      }
       rows.push([
         '200 MB upload: RSS growth (MB)',
         ...runs.map((r) => `${fmt(r.memory!.growthMB, 1)} (${fmt(r.memory!.throughputMBps, 0)} MB/s)`),
@@ -434,18 +525,23 @@ async function main(): Promise<void> {
     }
     const embedded = runs.find((r) => r.backend.name === 'embedded');
     const scaleout = runs.find((r) => r.backend.name === 'scaleout');
-    let scaleoutRatio: number | undefined;
+    const scaleoutRatios: Partial<Record<FileSet, number>> = {};
     if (embedded && scaleout && opts.rounds > 0) {
-      const e = stats(embedded.publishes.map((p) => p.totalS)).median;
-      const so = stats(scaleout.publishes.map((p) => p.totalS)).median;
-      scaleoutRatio = so / e;
-      rows.push([
-        'publish: scale-out / embedded (medians)',
-        fmt(scaleoutRatio, 2),
-        '',
-        `<= ${TARGETS.scaleoutRatio}`,
-        verdict([scaleoutRatio <= TARGETS.scaleoutRatio]),
-      ]);
+      for (const set of opts.files) {
+        const e = stats(embedded.sets[set].publishes.map((p) => p.totalS)).median;
+        const so = stats(scaleout.sets[set].publishes.map((p) => p.totalS)).median;
+        const ratio = so / e;
+        scaleoutRatios[set] = ratio;
+        rows.push([
+          set === 'binary'
+            ? 'publish: scale-out / embedded (medians)'
+            : 'publish text: scale-out / embedded (medians)',
+          fmt(ratio, 2),
+          '',
+          `<= ${TARGETS.scaleoutRatio}`,
+          verdict([ratio <= TARGETS.scaleoutRatio]),
+        ]);
+      }
     }
     console.log(
       `(service: ${mode}; load average ${fmt(loadBefore, 2)} -> ${fmt(loadavg()[0]!, 2)} on ${cpus().length} cores)`,
@@ -466,22 +562,38 @@ async function main(): Promise<void> {
       cpus: cpus().length,
       loadAverage1m: { before: loadBefore, after: loadavg()[0]! },
       rounds: opts.rounds,
+      files: opts.files,
       targets: TARGETS,
-      scaleoutOverEmbedded: scaleoutRatio ?? null,
-      backends: runs.map((r) => ({
-        name: r.backend.name,
-        summary: r.backend.summary,
-        publish: {
-          files: FILES,
-          totalBytes: TOTAL_BYTES,
-          parallel: PARALLEL,
-          ...stats(r.publishes.map((p) => p.totalS)),
-          rounds: r.publishes,
-        },
-        republish: { ...stats(r.republishes.map((p) => p.totalS)), rounds: r.republishes },
-        bigUpload: { bytes: BIG_FILE_BYTES, sampleMs: RSS_SAMPLE_MS, ...r.memory },
-        manySites: r.sites ?? null,
-      })),
+      scaleoutOverEmbedded: scaleoutRatios.binary ?? null,
+      scaleoutOverEmbeddedText: scaleoutRatios.text ?? null,
+      // `publish`/`republish`: the binary set (as before the text set existed); `...Text`: the text set.
+      backends: runs.map((r) => {
+        const ran = (set: FileSet) => opts.files.includes(set) && r.sets[set].publishes.length > 0;
+        const publish = (set: FileSet) =>
+          ran(set)
+            ? {
+                files: FILES,
+                totalBytes: TOTAL_BYTES,
+                parallel: PARALLEL,
+                ...stats(r.sets[set].publishes.map((p) => p.totalS)),
+                rounds: r.sets[set].publishes,
+              }
+            : null;
+        const republish = (set: FileSet) =>
+          ran(set)
+            ? { ...stats(r.sets[set].republishes.map((p) => p.totalS)), rounds: r.sets[set].republishes }
+            : null;
+        return {
+          name: r.backend.name,
+          summary: r.backend.summary,
+          publish: publish('binary'),
+          republish: republish('binary'),
+          publishText: publish('text'),
+          republishText: republish('text'),
+          bigUpload: { bytes: BIG_FILE_BYTES, sampleMs: RSS_SAMPLE_MS, ...r.memory },
+          manySites: r.sites ?? null,
+        };
+      }),
     };
     await mkdir(join(REPO_ROOT, 'bench', 'out'), { recursive: true });
     await writeFile(join(REPO_ROOT, 'bench', 'out', 'publish.json'), `${JSON.stringify(out, null, 2)}\n`);

@@ -59,10 +59,21 @@ export function entropy(s: string): number {
  * as `sk_test_` never makes a key look like a placeholder.
  */
 const PLACEHOLDER_RE =
-  /x{4,}|\*{3,}|\.\.\.|\u2026|your[_-]?|<[^>]*>|\$\{|\{\{|%[sd]\b|placeholder|example|sample|dummy|change[_-]?me|replace[_-]?me|redacted|insert[_-]|(.)\1{7,}/i;
+  /\*{3,}|\.\.\.|\u2026|your[_-]|<[^>]*>|\$\{|\{\{|%[sd]\b|placeholder|example|sample|dummy|change[_-]?me|replace[_-]?me|redacted|insert[_-]|(.)\1{7,}/i;
+
+/**
+ * Short markers that a long random value holds by chance (`xxxx` or `your` in about one 100-character key
+ * in 5,000), so they mark a placeholder only in values shorter than SHORT_PLACEHOLDER_MAX_CHARS.
+ */
+const SHORT_PLACEHOLDER_RE = /x{4,}|your/i;
+const SHORT_PLACEHOLDER_MAX_CHARS = 64;
 
 export function isPlaceholder(secret: string): boolean {
-  return PLACEHOLDER_RE.test(secret);
+  // A PEM block is judged by its body (pemBodyIsKey): DER and OpenSSH bodies hold runs of `A` (zero bytes)
+  // and, by chance, any short word.
+  if (secret.startsWith('-----BEGIN ')) return false;
+  if (PLACEHOLDER_RE.test(secret)) return true;
+  return secret.length < SHORT_PLACEHOLDER_MAX_CHARS && SHORT_PLACEHOLDER_RE.test(secret);
 }
 
 /** Base64url JSON payload of a JWT, or undefined. */
@@ -107,20 +118,27 @@ function nearAlgoliaConfig(ctx: MatchContext): boolean {
   return /algolia|docsearch|\bappId\b|applicationId|indexName/i.test(around);
 }
 
-/** Characters of a PEM body once line breaks (real or escaped as `\n` in JSON/JS strings) are removed. */
+/**
+ * Whether a PEM body (line breaks real or escaped as `\n` in JSON/JS strings) is key material: base64 of at
+ * least 40 characters, as varied as encoded key bytes. A placeholder either breaks the alphabet (`MIIE...`,
+ * `<your key>`) or repeats itself (`XXXX`, `YourPrivateKeyHere`, about 4.3 bits a character); the shortest
+ * real body, a 64-character PKCS#8 Ed25519 key, carries about 5.
+ */
 function pemBodyIsKey(body: string): boolean {
   const lines = body
     .split(/(?:\\+[nr]|[\r\n])+/)
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.includes(':')); // `Proc-Type: 4,ENCRYPTED`, `DEK-Info: ...` headers
   const b64 = lines.join('').replace(/\s+/g, '');
-  return b64.length >= 40 && /^[A-Za-z0-9+/=]+$/.test(b64) && !isPlaceholder(b64);
+  return b64.length >= 40 && /^[A-Za-z0-9+/=]+$/.test(b64) && entropy(b64) >= PEM_BODY_MIN_ENTROPY;
 }
+const PEM_BODY_MIN_ENTROPY = 4.5; // bits per character
 
 /** `stripeSecretKey`, `e.api_key`, `data-api-key` -> `STRIPE_SECRET_KEY`, `API_KEY`, `API_KEY`. */
 export function variableNameFor(name: string): string {
   const last = name.split('.').pop() ?? name;
   const snake = last
+    .replace(/^data-/i, '') // an HTML data attribute
     .replace(/^[^A-Za-z]+/, '')
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/[^A-Za-z0-9]+/g, '_')
@@ -139,12 +157,14 @@ const PUBLIC_NAME_RE =
 
 /** Identifier characters a generic rule walks back over to recover the whole assigned name. */
 const NAME_CHAR_RE = /[A-Za-z0-9_$.-]/;
+/** The rest of a `\uXXXX` or `\xXX` escape, at `lastIndex`. */
+const ESCAPE_AT_RE = /u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}/y;
 
 const AWS_SECRET_NAME_RE = /secret_?access_?key/i;
 const TWILIO_CONTEXT_RE = /twilio|\bAC[0-9a-f]{32}\b/i;
 const GITLAB_PREFIX_RE = /^gl(?:pat|ptt|dt|rt|cbt|oas|ft|soat|imt)-/;
 const DB_SCHEME_RE =
-  /(?:^|[^A-Za-z0-9+.-])(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse)(?:\+[a-z0-9]+)?$/i;
+  /(?:^|[^A-Za-z0-9+.-]|\\u00[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2})(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse)(?:\+[a-z0-9]+)?$/i;
 
 /**
  * A value assigned to a secret-sounding name. Quoted values anywhere; unquoted ones only on `NAME=value`
@@ -154,6 +174,9 @@ function genericCheck(_s: string, ctx: MatchContext): boolean | Partial<SecretKi
   const secret = ctx.groups.quoted ?? ctx.groups.bare ?? '';
   let from = ctx.start;
   while (from > 0 && from > ctx.start - 60 && NAME_CHAR_RE.test(ctx.text[from - 1] ?? '')) from--;
+  // The walk crosses the letters and digits of an escaped quote before the name (`\u0022clientSecret`).
+  ESCAPE_AT_RE.lastIndex = from;
+  if (ctx.text[from - 1] === '\\' && ESCAPE_AT_RE.test(ctx.text)) from = ESCAPE_AT_RE.lastIndex;
   const name = ctx.text.slice(from, ctx.start) + (ctx.groups.name ?? '');
   if (ctx.groups.bare !== undefined) {
     const lineStart = ctx.text.lastIndexOf('\n', from - 1) + 1;
@@ -186,8 +209,27 @@ function randomLooking(secret: string, min = 3.0): boolean {
 // ---------------------------------------------------------------------------------------------------------
 // The table. Order is priority: where two findings overlap, the earlier rule's is kept.
 
-/** An optional backslash before a quote: source maps carry sources as JSON strings (`\"`). */
-const Q = String.raw`\\?["'\x60]`;
+/**
+ * A quote, with an optional backslash (source maps carry sources as JSON strings: `\"`) or escaped as
+ * HTML-safe serializers write it (`\u0022`, `\u0027`).
+ */
+const Q = String.raw`(?:\\?["'\x60]|\\u00(?:22|27))`;
+
+/**
+ * What may come before a token: a non-word character (what `\b` says), or a character escaped for JSON, JS
+ * or a URL (`\u0022`, `\x22`, `%22`: a quote as HTML-safe serializers and URL encoding write it), whose
+ * last digit `\b` takes for part of the token.
+ */
+const TOKEN_BOUNDARY = String.raw`(?:^|[^A-Za-z0-9_]|\\u00[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2})`;
+
+/**
+ * A token that opens with `prefix` (literals, or a short alternation of them) at a TOKEN_BOUNDARY. The
+ * lookbehind follows the prefix: a pattern that opens with a lookbehind is tried at every position of the
+ * text, about 20 times slower than one the engine can find by its literal.
+ */
+function tokenPattern(prefix: string, rest: string): RegExp {
+  return new RegExp(`(?:${prefix})(?<=${TOKEN_BOUNDARY}(?:${prefix}))${rest}`, 'g');
+}
 
 export const DETECTION_RULES: readonly DetectionRule[] = [
   {
@@ -215,57 +257,65 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     variableName: 'AWS_ACCESS_KEY_ID',
     proxyHosts: [],
     // Access key ids are base32 (A-Z, 2-7); AWS's documentation examples end in EXAMPLE (a placeholder).
-    pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g,
+    pattern: tokenPattern('AKIA|ASIA|ABIA|ACCA', String.raw`[A-Z2-7]{16}\b`),
     check: (s) => randomLooking(s.slice(4), 2.5),
   },
   {
     type: 'stripe_secret_key',
     variableName: 'STRIPE_SECRET_KEY',
     proxyHosts: ['api.stripe.com'],
-    pattern: /\bsk_(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b/g,
+    pattern: tokenPattern('sk_', String.raw`(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b`),
     check: (s) => randomLooking(s),
   },
   {
     type: 'stripe_restricted_key',
     variableName: 'STRIPE_RESTRICTED_KEY',
     proxyHosts: ['api.stripe.com'],
-    pattern: /\brk_(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b/g,
+    pattern: tokenPattern('rk_', String.raw`(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b`),
     check: (s) => randomLooking(s),
   },
   {
     type: 'stripe_webhook_secret',
     variableName: 'STRIPE_WEBHOOK_SECRET',
     proxyHosts: [],
-    pattern: /\bwhsec_(?<secret>[0-9A-Za-z+/]{32,})/g,
+    pattern: tokenPattern('whsec_', '(?<secret>[0-9A-Za-z+/]{32,})'),
     check: (s) => randomLooking(s),
   },
   {
     type: 'anthropic_api_key',
     variableName: 'ANTHROPIC_API_KEY',
     proxyHosts: ['api.anthropic.com'],
-    pattern: /\bsk-ant-(?:api|admin|sid)\d{2}-(?<secret>[A-Za-z0-9_-]{80,120})(?![A-Za-z0-9_-])/g,
+    pattern: tokenPattern(
+      'sk-ant-',
+      String.raw`(?:api|admin|sid)\d{2}-(?<secret>[A-Za-z0-9_-]{80,120})(?![A-Za-z0-9_-])`,
+    ),
     check: (s) => randomLooking(s),
   },
   {
     type: 'openai_api_key',
     variableName: 'OPENAI_API_KEY',
     proxyHosts: ['api.openai.com'],
-    pattern:
-      /\bsk-(?:(?:proj|svcacct|admin)-(?<secret>[A-Za-z0-9_-]{40,200})|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})(?![A-Za-z0-9_-])/g,
+    pattern: tokenPattern(
+      'sk-',
+      '(?:(?:proj|svcacct|admin)-(?<secret>[A-Za-z0-9_-]{40,200})|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})(?![A-Za-z0-9_-])',
+    ),
     check: (s, ctx) => randomLooking(ctx.groups.secret ?? s),
   },
   {
     type: 'github_token',
     variableName: 'GITHUB_TOKEN',
     proxyHosts: ['api.github.com'],
-    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b/g,
+    pattern: tokenPattern(
+      'gh[pousr]_|github_pat_',
+      String.raw`(?:[A-Za-z0-9]{36}|[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b`,
+    ),
     check: (s) => randomLooking(s),
   },
   {
     type: 'gitlab_token',
     variableName: 'GITLAB_TOKEN',
     proxyHosts: ['gitlab.com'],
-    pattern: /\bgl[a-z]{2,5}-(?<secret>[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])/g,
+    pattern: tokenPattern('gl[a-z]{2,5}-', '(?<secret>[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])'),
     check: (s, ctx) => GITLAB_PREFIX_RE.test(ctx.text.slice(ctx.start, ctx.start + 8)) && randomLooking(s),
   },
   {
@@ -280,28 +330,36 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     type: 'slack_token',
     variableName: 'SLACK_TOKEN',
     proxyHosts: ['slack.com'],
-    pattern: /\bxox[abeprs]-(?:[0-9]+-){1,3}(?<secret>[0-9A-Za-z]{16,})\b/g,
+    // Bot, user and legacy tokens (`xoxb-<digits>-<digits>-<secret>`) and app-level tokens
+    // (`xapp-1-A0…-<digits>-<secret>`).
+    pattern: tokenPattern(
+      'xox[abeoprs]-|xapp-',
+      String.raw`(?:[0-9A-Z]+-){1,3}(?<secret>[0-9A-Za-z]{16,})\b`,
+    ),
     check: (s) => randomLooking(s),
   },
   {
     type: 'sendgrid_api_key',
     variableName: 'SENDGRID_API_KEY',
     proxyHosts: ['api.sendgrid.com'],
-    pattern: /\bSG\.[A-Za-z0-9_-]{22}\.(?<secret>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g,
+    pattern: tokenPattern(
+      String.raw`SG\.`,
+      String.raw`[A-Za-z0-9_-]{22}\.(?<secret>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])`,
+    ),
     check: (s) => randomLooking(s),
   },
   {
     type: 'twilio_api_key',
     variableName: 'TWILIO_API_KEY',
     proxyHosts: ['api.twilio.com'],
-    pattern: /\bSK(?<secret>[0-9a-f]{32})\b/g,
+    pattern: tokenPattern('SK', String.raw`(?<secret>[0-9a-f]{32})\b`),
     check: (s) => /[0-9]/.test(s) && /[a-f]/.test(s) && randomLooking(s),
   },
   {
     type: 'mailgun_api_key',
     variableName: 'MAILGUN_API_KEY',
     proxyHosts: ['api.mailgun.net'],
-    pattern: /\bkey-(?<secret>[0-9a-f]{32})\b/g,
+    pattern: tokenPattern('key-', String.raw`(?<secret>[0-9a-f]{32})\b`),
     check: (s) => randomLooking(s),
   },
   {
@@ -317,28 +375,28 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     type: 'npm_token',
     variableName: 'NPM_TOKEN',
     proxyHosts: ['registry.npmjs.org'],
-    pattern: /\bnpm_(?<secret>[A-Za-z0-9]{36})\b/g,
+    pattern: tokenPattern('npm_', String.raw`(?<secret>[A-Za-z0-9]{36})\b`),
     check: (s) => randomLooking(s),
   },
   {
     type: 'huggingface_token',
     variableName: 'HUGGINGFACE_TOKEN',
     proxyHosts: ['huggingface.co'],
-    pattern: /\bhf_(?<secret>[A-Za-z]{34})\b/g,
+    pattern: tokenPattern('hf_', String.raw`(?<secret>[A-Za-z]{34})\b`),
     check: (s) => randomLooking(s) && /[a-z]/.test(s) && /[A-Z]/.test(s),
   },
   {
     type: 'groq_api_key',
     variableName: 'GROQ_API_KEY',
     proxyHosts: ['api.groq.com'],
-    pattern: /\bgsk_(?<secret>[A-Za-z0-9]{52})\b/g,
+    pattern: tokenPattern('gsk_', String.raw`(?<secret>[A-Za-z0-9]{52})\b`),
     check: (s) => randomLooking(s),
   },
   {
     type: 'shopify_access_token',
     variableName: 'SHOPIFY_ACCESS_TOKEN',
     proxyHosts: [],
-    pattern: /\bshp(?:at|ca|pa|ss)_(?<secret>[a-fA-F0-9]{32})\b/g,
+    pattern: tokenPattern('shp(?:at|ca|pa|ss)_', String.raw`(?<secret>[a-fA-F0-9]{32})\b`),
     check: (s) => randomLooking(s),
   },
   {
@@ -353,7 +411,10 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     type: 'discord_bot_token',
     variableName: 'DISCORD_BOT_TOKEN',
     proxyHosts: ['discord.com'],
-    pattern: /\b(?<id>[MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.(?<secret>[A-Za-z0-9_-]{27,40})\b/g,
+    pattern: new RegExp(
+      String.raw`(?<id>[MNO](?<=${TOKEN_BOUNDARY}[MNO])[A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.(?<secret>[A-Za-z0-9_-]{27,40})\b`,
+      'g',
+    ),
     // The first part is the bot's user id (a snowflake) in base64: that is what tells a token apart.
     check: (s, ctx) =>
       /^\d{17,20}$/.test(Buffer.from(ctx.groups.id ?? '', 'base64').toString('latin1')) && randomLooking(s),
@@ -362,7 +423,12 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     type: 'telegram_bot_token',
     variableName: 'TELEGRAM_BOT_TOKEN',
     proxyHosts: ['api.telegram.org'],
-    pattern: /\b\d{8,10}:(?<secret>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])/g,
+    // `<bot id>:AA<secret>`, also after `bot` in API URLs (`api.telegram.org/bot<token>/sendMessage`);
+    // found by its `:AA`, the id checked by looking back.
+    pattern: new RegExp(
+      String.raw`:(?<secret>AA(?<=(?:${TOKEN_BOUNDARY}|bot)\d{8,10}:AA)[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])`,
+      'g',
+    ),
     check: (s) => randomLooking(s),
   },
   {
@@ -379,7 +445,7 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     type: 'supabase_service_role_key',
     variableName: 'SUPABASE_SERVICE_ROLE_KEY',
     proxyHosts: [],
-    pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/g,
+    pattern: tokenPattern('eyJ', String.raw`[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}`),
     check: (s) => {
       const payload = jwtPayload(s);
       if (payload?.role !== 'service_role') return false;
@@ -392,7 +458,7 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     type: 'mapbox_secret_token',
     variableName: 'MAPBOX_SECRET_TOKEN',
     proxyHosts: ['api.mapbox.com'],
-    pattern: /\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}/g,
+    pattern: tokenPattern(String.raw`sk\.eyJ`, String.raw`[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
     check: (s) => randomLooking(s),
   },
   {
@@ -415,7 +481,7 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     // escaped quotes of source maps, and unquoted `API_KEY=...` lines (.env-style text, YAML). The full
     // name is recovered by walking back from the match (genericCheck).
     pattern: new RegExp(
-      String.raw`(?<name>(?:${GENERIC_NAME_WORDS})[A-Za-z0-9_$-]{0,30})\\?["']?[ \t]*(?:[:=]|=>)[ \t]*(?:${Q}(?<quoted>[^"'\x60\s\\<>{}]{12,300})${Q}|(?<bare>[^\s"'\x60#,;(){}]{12,300})[ \t]*$)`,
+      String.raw`(?<name>(?:${GENERIC_NAME_WORDS})[A-Za-z0-9_$-]{0,30})(?:\\?["']|\\u00(?:22|27))?[ \t]*(?:[:=]|=>)[ \t]*(?:${Q}(?<quoted>[^"'\x60\s\\<>{}]{12,300})${Q}|(?<bare>[^\s"'\x60#,;(){}]{12,300})[ \t]*$)`,
       'gim',
     ),
     check: genericCheck,

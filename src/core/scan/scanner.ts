@@ -44,7 +44,7 @@ function presetConfigFor(text: string): SecretLintCoreConfig | null {
 }
 
 /** Bump when a check function changes meaning (pattern changes bump the version by themselves). */
-const RULES_REVISION = 1;
+const RULES_REVISION = 2;
 
 /**
  * Identifies the rules a cached result was computed with: a blob's result is reused only by the same
@@ -68,8 +68,18 @@ export interface Finding extends SecretKind {
 
 /** Text is scanned in windows of this many characters, so memory stays bounded whatever the file size. */
 const WINDOW_CHARS = 1 << 20;
-/** Consecutive windows overlap by this much, longer than any rule's longest match (a PEM key, ~20 KB). */
+/**
+ * A window reports the findings that start before its last OVERLAP_CHARS characters, which is longer than
+ * any rule's longest match (a PEM key, ~20 KB) and the text its check reads after it (4 KB): those findings
+ * are whole in it. The next window reports the rest.
+ */
 const OVERLAP_CHARS = 1 << 15;
+/**
+ * The next window starts this many characters before the first offset it reports, so a check that reads
+ * the text before a match (a service account's `"type"` line up to 4 KB back, a Twilio account SID, the
+ * name a value is assigned to) sees what it would see in the previous window.
+ */
+const CONTEXT_CHARS = 1 << 13;
 
 // Browser-delivered text: the issue's list, and the text files a site may publish by mistake (.env, ...).
 const TEXT_EXTENSIONS = new Set([
@@ -150,10 +160,11 @@ function countNewlines(text: string, from: number, to: number): number {
 export class ScanSession {
   private readonly decoder = new TextDecoder('utf-8');
   private pending = '';
-  /** Character offset and line number of `pending[0]` in the whole file. */
-  private offset = 0;
+  /** Line number of `pending[0]` in the whole file. */
   private line = 1;
-  private readonly findings = new Map<string, Finding>();
+  /** Findings starting before this index of `pending` were reported by the previous window. */
+  private reportFrom = 0;
+  private readonly findings: Finding[] = [];
 
   async push(chunk: Uint8Array): Promise<void> {
     this.pending += this.decoder.decode(chunk, { stream: true });
@@ -163,44 +174,42 @@ export class ScanSession {
   async finish(): Promise<Finding[]> {
     this.pending += this.decoder.decode();
     await this.drain(true);
-    return [...this.findings.values()].sort((a, b) => a.line - b.line || a.type.localeCompare(b.type));
+    return this.findings.sort((a, b) => a.line - b.line || a.type.localeCompare(b.type));
   }
 
   private async drain(final: boolean): Promise<void> {
     while (this.pending.length > (final ? 0 : WINDOW_CHARS)) {
       const whole = this.pending.length <= WINDOW_CHARS;
       const window = whole ? this.pending : this.pending.slice(0, WINDOW_CHARS);
-      this.record(window, await scanWindow(window));
+      // Each offset of the file is reported by exactly one window: this one up to OVERLAP_CHARS before its
+      // end, where every match is whole in it; the next one from there on.
+      const reportTo = whole ? window.length : window.length - OVERLAP_CHARS;
+      this.record(window, await scanWindow(window), this.reportFrom, reportTo);
       if (whole) {
         this.pending = '';
         return;
       }
-      // The next window starts OVERLAP_CHARS before this one ends (at a line start when there is one),
-      // so a secret cut by this window's end is whole in the next; findings are keyed by absolute offset.
-      let cut = window.length - OVERLAP_CHARS;
-      const nl = window.indexOf('\n', cut);
-      if (nl !== -1) cut = nl + 1;
+      // The next window starts CONTEXT_CHARS before reportTo, at a line start when there is one nearby
+      // (text mid-line could pass for a line start, or `\b`, to a rule). Overlapping matches there are
+      // resolved as in this window, so one secret is never reported twice under two types.
+      let cut = reportTo - CONTEXT_CHARS;
+      const nl = window.lastIndexOf('\n', cut - 1);
+      if (nl !== -1 && nl + 1 >= cut - CONTEXT_CHARS) cut = nl + 1;
       this.line += countNewlines(window, 0, cut);
-      this.offset += cut;
+      this.reportFrom = reportTo - cut;
       this.pending = this.pending.slice(cut);
     }
   }
 
-  private record(window: string, found: WindowFinding[]): void {
+  /** Keeps the findings of `window` that start in `from`..`to`, with their line numbers. */
+  private record(window: string, found: WindowFinding[], from: number, to: number): void {
     let lineAt = 0;
     let line = this.line;
-    for (const f of [...found].sort((a, b) => a.start - b.start)) {
+    const inRange = found.filter((f) => f.start >= from && f.start < to);
+    for (const f of inRange.sort((a, b) => a.start - b.start)) {
       line += countNewlines(window, lineAt, f.start);
       lineAt = f.start;
-      const key = `${this.offset + f.start}:${f.type}`;
-      if (!this.findings.has(key)) {
-        this.findings.set(key, {
-          type: f.type,
-          line,
-          variableName: f.variableName,
-          proxyHosts: f.proxyHosts,
-        });
-      }
+      this.findings.push({ type: f.type, line, variableName: f.variableName, proxyHosts: f.proxyHosts });
     }
   }
 }
