@@ -775,6 +775,22 @@ const NEGATIVES: [string, string][] = [
     'minified code full of token and password words',
     `!function(){${MINIFIED_CODE};function tokenize(e){return e.split(/\\s+/)}var n={type:"password",passwordField:"#pw",tokenType:"Bearer",password_hint:"at least 12 characters"};e.token=t.token}();\n`,
   ],
+  [
+    'paths assigned to secret-sounding names (found by bench:scan)',
+    `const routes = { token: '/api/v1/auth/token', reset: { password: "/account/v2/password/reset" } };\nthis.secretary = "/api/v1/staff/42"; var w = { tokenizer: "/workers/tokenizer.v2.js" };\n`,
+  ],
+  [
+    'a secret-sounding word inside a longer word (secretary, tokenizer, authKeyboard)',
+    `var a={secretary:"Xk29dLq81mZp4",tokenizer:"Qw83nVb27xLk9",authKeyboard:"Rt56yUi90oPa3"};\n`,
+  ],
+  [
+    'a quoted word in a ternary',
+    `e.type = visible ? 'password' : 'field-input-v2'; var k = x ? s.authKeyboard : "/api/v2/render/635";\n`,
+  ],
+  [
+    'messages ending in "token:" or "password:" in minified code',
+    `console.warn("Invalid token:",e),t.retry(3,1e3),n.emit("auth");alert("Wrong password:"+n.attempts2+"/"+n.max3);\n`,
+  ],
 ];
 
 describe('scanText: public values and placeholders', () => {

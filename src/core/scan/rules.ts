@@ -166,6 +166,35 @@ const GITLAB_PREFIX_RE = /^gl(?:pat|ptt|dt|rt|cbt|oas|ft|soat|imt)-/;
 const DB_SCHEME_RE =
   /(?:^|[^A-Za-z0-9+.-]|\\u00[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2})(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse)(?:\+[a-z0-9]+)?$/i;
 
+const GENERIC_KEYWORD_RE = new RegExp(`^(?:${GENERIC_NAME_WORDS})`, 'i');
+
+/**
+ * The secret word ends a word of the name: `secretKey`, `api_key`, `passwords`, not `secretary`,
+ * `tokenizer` or `authKeyboard` (a lowercase letter continuing it, other than a plural s).
+ */
+function keywordEndsWord(name: string): boolean {
+  const word = GENERIC_KEYWORD_RE.exec(name)?.[0] ?? '';
+  const next = name.slice(word.length, word.length + 2);
+  return !/^[a-z]/.test(next) || /^s(?![a-z])/.test(next);
+}
+
+/**
+ * A quoted name is an object or JSON key only when it opens an entry (after `{`, `,` or at a line start):
+ * `x ? 'password' : 'field-2'` is a ternary of two strings.
+ */
+function quotedNameIsKey(ctx: MatchContext, nameStart: number): boolean {
+  const after = ctx.text.slice(
+    ctx.start + (ctx.groups.name ?? '').length,
+    ctx.start + (ctx.groups.name ?? '').length + 6,
+  );
+  if (!/^(?:\\?["']|\\u00(?:22|27))/.test(after)) return true;
+  const before = ctx.text
+    .slice(Math.max(0, nameStart - 12), nameStart)
+    .replace(/(?:\\?["']|\\u00(?:22|27))$/, '');
+  // `\\n` is a line break escaped in a source map's sourcesContent.
+  return /(?:^|[{,\n]|\\n)[ \t]*$/.test(before);
+}
+
 /**
  * A value assigned to a secret-sounding name. Quoted values anywhere; unquoted ones only on `NAME=value`
  * or `name: value` lines (.env, YAML), never in code where `token = makeToken2()` is not a literal.
@@ -183,9 +212,15 @@ function genericCheck(_s: string, ctx: MatchContext): boolean | Partial<SecretKi
     if (!/^[ \t]*(?:export[ \t]+|- )?$/.test(ctx.text.slice(lineStart, from))) return false;
   }
   if (PUBLIC_NAME_RE.test(name.replace(/[^A-Za-z0-9]+$/, ''))) return false;
+  if (!keywordEndsWord(ctx.groups.name ?? '')) return false;
+  if (ctx.groups.quoted !== undefined && !quotedNameIsKey(ctx, from)) return false;
   if (isPlaceholder(secret) || isPublicValue(secret)) return false;
-  // A URL is an address, not a credential (URLs with credentials have their own rules).
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(secret)) return false;
+  if (AWS_SECRET_NAME_RE.test(name) && /^[A-Za-z0-9/+]{40}$/.test(secret) && entropy(secret) >= 3.5) {
+    return { type: 'aws_secret_access_key', variableName: 'AWS_SECRET_ACCESS_KEY', proxyHosts: [] };
+  }
+  // A URL or path is an address, not a credential (URLs with credentials have their own rules); a value
+  // opening with an operator or punctuation is code read across a string's end (`"Invalid token:",e)`).
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(secret) || /^(?:\.{0,2}\/|[#,+.()[\];:])/.test(secret)) return false;
   // High entropy: letters and digits mixed, or long and varied (a camelCase word or CSS class is neither).
   const mixed = /[0-9]/.test(secret) && /[A-Za-z]/.test(secret);
   if (!(mixed && entropy(secret) >= 3.0) && !(secret.length >= 32 && entropy(secret) >= 4.2)) return false;
@@ -195,9 +230,6 @@ function genericCheck(_s: string, ctx: MatchContext): boolean | Partial<SecretKi
     if (/auth_?token/i.test(name) && TWILIO_CONTEXT_RE.test(around())) {
       return { type: 'twilio_auth_token', variableName: 'TWILIO_AUTH_TOKEN', proxyHosts: ['api.twilio.com'] };
     }
-  }
-  if (AWS_SECRET_NAME_RE.test(name) && /^[A-Za-z0-9/+]{40}$/.test(secret)) {
-    return { type: 'aws_secret_access_key', variableName: 'AWS_SECRET_ACCESS_KEY', proxyHosts: [] };
   }
   return { variableName: variableNameFor(name) };
 }
