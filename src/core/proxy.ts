@@ -159,16 +159,25 @@ function parseCall(input: unknown): ProxyCall {
 }
 
 /** Fills `{{NAME}}` placeholders; an unknown name refuses the call (nothing is forwarded). */
-function fill(text: string, values: Map<string, string>, used: Set<string>): string {
+function fill(
+  text: string,
+  values: Map<string, string>,
+  used: Set<string>,
+  encode: (value: string) => string = (value) => value,
+): string {
   return text.replace(PLACEHOLDER_RE, (_m, name: string) => {
     const value = values.get(name);
     if (value === undefined) {
       throw invalid(`Unknown variable {{${name}}}: store it first with PUT /api/v1/publish/:slug/variables.`);
     }
     used.add(value);
-    return value;
+    return encode(value);
   });
 }
+
+/** A value put into a URL's path or query: characters outside RFC 3986 `pchar` are percent-encoded. */
+const encodeUrlPart = (value: string) =>
+  value.replace(/[^A-Za-z0-9._~:@!$&'()*+,;=-]/g, (c) => encodeURIComponent(c));
 
 /** Resolves the target and refuses it when any address is not public (unless the escape hatch is on). */
 async function resolveTarget(deps: ProxyDeps, hostname: string): Promise<LookupAddress[]> {
@@ -247,7 +256,9 @@ export async function forwardProxyCall(
     headers[name] = filled;
   }
   const body = call.body === undefined ? undefined : fill(call.body, values, used);
-  const path = fill(`${call.url.pathname}${call.url.search}`, values, used);
+  // The URL parser percent-encodes braces: `/bot%7B%7BTOKEN%7D%7D/` is `/bot{{TOKEN}}/` to the caller.
+  const template = `${call.url.pathname}${call.url.search}`.replace(/%7B%7B/gi, '{{').replace(/%7D%7D/gi, '}}');
+  const path = fill(template, values, used, encodeUrlPart);
   // Ask for identity so an echoed secret can be found and masked in the bytes we return.
   headers['accept-encoding'] = 'identity';
 

@@ -25,22 +25,29 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
+/** Fastify content-type parser: JSON with the nesting bound and prototype-poisoning keys refused. */
+export function parseJsonBody(
+  _req: unknown,
+  body: string | Buffer,
+  done: (err: Error | null, value?: unknown) => void,
+): void {
+  const text = body as string;
+  if (text.trim() === '') return done(null, undefined);
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    return done(invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+  }
+  try {
+    done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+  } catch {
+    done(invalid('Malformed JSON body.', { hint: 'Send a valid JSON document.' }), undefined);
+  }
+}
+
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT_BYTES },
-    (_req, body, done) => {
-      const text = body as string;
-      if (text.trim() === '') return done(null, undefined);
-      if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-        return done(invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
-      }
-      try {
-        done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-      } catch {
-        done(invalid('Malformed JSON body.', { hint: 'Send a valid JSON document.' }), undefined);
-      }
-    },
+    parseJsonBody,
   );
 }

@@ -5,12 +5,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { checkProxyCaller, forwardProxyCall, type ProxyDeps } from '../core/proxy.js';
+import { JSON_BODY_LIMIT_BYTES, parseJsonBody } from './json.js';
 
 const SlugParams = Type.Object({ slug: Type.String({ maxLength: 63 }) });
 const PREFLIGHT_MAX_AGE_S = 600;
 
 export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // `fetch(url, {method: 'POST', body: JSON.stringify(call)})` sends text/plain: a CORS "simple
+    // request", so the page's call needs no preflight (which would count against the caller's hourly
+    // window too). The body is JSON all the same. (Registered in this plugin only.)
+    app.removeContentTypeParser('text/plain');
+    app.addContentTypeParser(
+      'text/plain',
+      { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT_BYTES },
+      parseJsonBody,
+    );
+
     // The page's origin (a site host) differs from the API host: browsers need CORS, for the preflight
     // and for the answer. Only origins of the site get it; the answer itself is checked the same way.
     app.addHook('onSend', (req, reply, payload, done) => {

@@ -144,6 +144,32 @@ describe('POST /api/v1/proxy/:slug with the proxy enabled', () => {
     assert.ok(!t.logs.join('\n').includes(SECRET), 'a variable value was logged');
   });
 
+  test('a placeholder in the URL path (e.g. a bot token) is filled too, never in the host', async () => {
+    w.upstream.requests.length = 0;
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+    };
+    const res = await proxyCall(t, site.slug, site.origin, { url: `${base}/bot{{OTHER}}/getMe?x={{OTHER}}` });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(w.upstream.requests[0]?.url, '/botsecond-value-77/getMe?x=second-value-77');
+    const inHost = await proxyCall(t, site.slug, site.origin, { url: `https://{{OTHER}}.upstream.test/x` });
+    assert.ok(inHost.status === 400 || inHost.status === 403, inHost.text);
+    assert.equal(w.upstream.requests.length, 1);
+  });
+
+  test('a text/plain body (a CORS simple request, no preflight) is read as the same JSON', async () => {
+    w.upstream.requests.length = 0;
+    const res = await fetch(`${t.url}/api/v1/proxy/${site.slug}`, {
+      method: 'POST',
+      headers: { origin: site.origin, 'content-type': 'text/plain;charset=UTF-8' },
+      body: JSON.stringify({ url: `${base}/simple`, headers: { 'x-key': '{{OTHER}}' } }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    assert.equal(w.upstream.requests[0]?.headers['x-key'], 'second-value-77');
+    assert.equal(res.headers.get('access-control-allow-origin'), site.origin);
+  });
+
   test('a variable value the upstream echoes back is masked', async () => {
     w.upstream.handle = (req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain', 'x-echo': String(req.headers.authorization) });
