@@ -257,7 +257,9 @@ export async function forwardProxyCall(
   }
   const body = call.body === undefined ? undefined : fill(call.body, values, used);
   // The URL parser percent-encodes braces: `/bot%7B%7BTOKEN%7D%7D/` is `/bot{{TOKEN}}/` to the caller.
-  const template = `${call.url.pathname}${call.url.search}`.replace(/%7B%7B/gi, '{{').replace(/%7D%7D/gi, '}}');
+  const template = `${call.url.pathname}${call.url.search}`
+    .replace(/%7B%7B/gi, '{{')
+    .replace(/%7D%7D/gi, '}}');
   const path = fill(template, values, used, encodeUrlPart);
   // Ask for identity so an echoed secret can be found and masked in the bytes we return.
   headers['accept-encoding'] = 'identity';

@@ -32,9 +32,13 @@ export function parseJsonBody(
   done: (err: Error | null, value?: unknown) => void,
 ): void {
   const text = body as string;
-  if (text.trim() === '') return done(null, undefined);
+  if (text.trim() === '') {
+    done(null, undefined);
+    return;
+  }
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    return done(invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+    done(invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+    return;
   }
   try {
     done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
