@@ -15,6 +15,7 @@ import type { PublishDeps } from './core/publish.js';
 import { secretScanCheck } from './core/scan/site-scan.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
+import { billingRoutes } from './http/billing.js';
 import {
   clientErrorResponse,
   frameworkErrorHandler,
@@ -132,6 +133,17 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const secretDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, variablesKey: ctx.keys.variables };
   await app.register(variableRoutes(secretDeps));
   await app.register(proxyHostRoutes(secretDeps));
+  await app.register(
+    billingRoutes({
+      db: ctx.db,
+      clock: ctx.clock,
+      config: ctx.config,
+      payments: ctx.payments,
+      changes: ctx.changes,
+      logger: ctx.logger,
+      portalKey: ctx.keys.billingPortal,
+    }),
+  );
   await app.register(proxyRoutes({ ...secretDeps, resolve: ctx.resolveHost, ca: ctx.proxyCa }));
 
   if (ctx.config.serveFastPath) {

@@ -33,7 +33,8 @@ export type BlobConfig =
 export type MailConfig = { transport: 'dev'; outboxFile: string } | { transport: 'smtp'; url: string };
 
 export type PaymentConfig =
-  | { provider: 'test' }
+  /** `webhookSecret` (RAZORPAY_WEBHOOK_SECRET, optional here) lets signed callbacks in too. */
+  | { provider: 'test'; webhookSecret: string | undefined }
   | {
       provider: 'razorpay';
       keyId: string;
@@ -222,7 +223,7 @@ function parseBlobs(env: Env, dataDir: string): BlobConfig {
 
 function parsePayments(env: Env): PaymentConfig {
   const provider = str(env, 'PAYMENT_PROVIDER') ?? 'test';
-  if (provider === 'test') return { provider: 'test' };
+  if (provider === 'test') return { provider: 'test', webhookSecret: str(env, 'RAZORPAY_WEBHOOK_SECRET') };
   if (provider !== 'razorpay') {
     throw new ConfigError('PAYMENT_PROVIDER', `expected test or razorpay, got "${provider}"`);
   }

@@ -19,6 +19,9 @@ import type { Lease } from './store/lease/types.js';
 import { DevMailer } from './store/mail/dev.js';
 import { SmtpMailer } from './store/mail/smtp.js';
 import type { Mailer } from './store/mail/types.js';
+import { RazorpayProvider } from './store/payments/razorpay.js';
+import { TestPaymentProvider } from './store/payments/test.js';
+import type { PaymentProvider } from './store/payments/types.js';
 import { MemoryRateStore } from './store/rate/memory.js';
 import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
@@ -37,6 +40,8 @@ export interface AppContext {
   changes: ChangeBus;
   /** Leases for work only one node may do at a time (the sweeper). */
   lease: Lease;
+  /** Subscriptions to the Hobby plan (PAYMENT_PROVIDER). */
+  payments: PaymentProvider;
   /** Hostname -> addresses for outgoing requests (DNS_SERVERS, else the system resolver). */
   resolveHost: AddressResolver;
   /** CA certificates (PEM) the site proxy trusts instead of Node's store (tests); unset = Node's store. */
@@ -94,6 +99,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
     keys,
     changes,
     lease,
+    payments:
+      config.payments.provider === 'razorpay'
+        ? new RazorpayProvider(config.payments)
+        : new TestPaymentProvider(config.baseUrl, config.payments.webhookSecret),
     resolveHost: createAddressResolver(config.dnsServers),
     proxyCa: options.proxyCa,
     async close() {

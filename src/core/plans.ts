@@ -65,3 +65,21 @@ export function planLimits(plan: PlanName, overrides: PlanOverrides = {}): PlanL
   }
   return limits;
 }
+
+/**
+ * The plan an account has now. A Hobby plan whose subscription stopped renewing runs until `plan_until`
+ * (the paid period's end), then the account is `free` (core/billing.ts keeps both fields).
+ */
+export function effectivePlan(account: { plan: PlanName; plan_until: number | null }, now: number): PlanName {
+  if (account.plan !== 'hobby') return 'free';
+  return account.plan_until === null || Number(account.plan_until) > now ? 'hobby' : 'free';
+}
+
+/** The account with its plan as of `now`. */
+export function withEffectivePlan<T extends { plan: PlanName; plan_until: number | null }>(
+  account: T,
+  now: number,
+): T {
+  const plan = effectivePlan(account, now);
+  return plan === account.plan ? account : { ...account, plan };
+}

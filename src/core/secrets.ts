@@ -17,6 +17,8 @@ export interface ServerKeys {
   siteCookie: Buffer;
   /** AES-256-GCM key of site variables. */
   variables: Buffer;
+  /** Signs billing portal links (`/billing/portal?token=`). */
+  billingPortal: Buffer;
 }
 
 /** Reads `DATA_DIR/secrets.key` or creates it (32 random bytes, base64, mode 0600). */
@@ -49,6 +51,7 @@ export function deriveKeys(master: Buffer): ServerKeys {
     uploadToken: derive('upload-token'),
     siteCookie: derive('site-cookie'),
     variables: derive('variables'),
+    billingPortal: derive('billing-portal'),
   };
 }
 

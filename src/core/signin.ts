@@ -15,6 +15,7 @@ import {
 import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
 import type { Mailer } from '../store/mail/types.js';
 import { ApiError, invalid } from './errors.js';
+import { effectivePlan, withEffectivePlan } from './plans.js';
 import { hmacHex, newId, randomHex, sha256Hex } from './secrets.js';
 
 /** No I, O, 0, 1: nothing a person can misread (CONTRACT). */
@@ -122,7 +123,7 @@ export async function verifyCode(
   const existing = await findAccountByEmail(deps.db.kysely, email);
   if (existing) {
     await setApiKeyHash(deps.db.kysely, existing.id, keyHash, now);
-    return { apiKey, email, plan: existing.plan, isNewUser: false };
+    return { apiKey, email, plan: effectivePlan(existing, now), isNewUser: false };
   }
   try {
     await insertAccount(deps.db.kysely, {
@@ -140,7 +141,7 @@ export async function verifyCode(
     const raced = await findAccountByEmail(deps.db.kysely, email);
     if (!raced) throw err;
     await setApiKeyHash(deps.db.kysely, raced.id, keyHash, now);
-    return { apiKey, email, plan: raced.plan, isNewUser: false };
+    return { apiKey, email, plan: effectivePlan(raced, now), isNewUser: false };
   }
   return { apiKey, email, plan: 'free', isNewUser: true };
 }
@@ -149,10 +150,13 @@ export async function verifyCode(
 export async function accountForAuthorization(
   db: Db,
   header: string | undefined,
+  now: number,
 ): Promise<AccountRow | undefined> {
   if (header === undefined) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   const key = match?.[1];
   if (key === undefined || !API_KEY_RE.test(key)) return undefined;
-  return findAccountByKeyHash(db.kysely, hashApiKey(key));
+  const account = await findAccountByKeyHash(db.kysely, hashApiKey(key));
+  // The plan as of now: a stopped Hobby plan has ended at its paid period's end (core/billing.ts).
+  return account && withEffectivePlan(account, now);
 }

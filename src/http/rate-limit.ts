@@ -52,7 +52,7 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
  */
 export async function limitRequest(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (!req.url.startsWith('/api/') || isRateExempt(req.method, req.url)) return;
-  const account = (await accountForAuthorization(ctx.db, req.headers.authorization)) ?? null;
+  const account = (await accountForAuthorization(ctx.db, req.headers.authorization, ctx.clock.now())) ?? null;
   req.account = account;
   const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
   const subject = account ? `acct:${account.id}` : `ip:${req.ip}`;

@@ -266,6 +266,14 @@ export class SiteCatalog {
       supersede(this.hostLoads, change.host);
       return;
     }
+    if (change.kind === 'account') {
+      // A plan change starts or stops the account's handle and extra domains: host mappings are
+      // resolved again (rare, and cheap); site states are unaffected.
+      this.hosts.clear();
+      this.unknownHosts.clear();
+      supersedeAll(this.hostLoads);
+      return;
+    }
     const { slug } = change;
     const state = this.sites.get(slug);
     if (state !== undefined) state.stale = true;

@@ -6,6 +6,8 @@ export type SiteChange =
   | { kind: 'site'; slug: string }
   /** A host mapping (handle, custom domain, link) changed. */
   | { kind: 'host'; host: string }
+  /** The account's plan changed: the handle and domains it may serve change with it. */
+  | { kind: 'account'; accountId: string }
   /** Drop every cache (e.g. after a reconnect that may have missed events). */
   | { kind: 'all' };
 

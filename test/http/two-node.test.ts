@@ -87,4 +87,18 @@ describe('two nodes sharing PostgreSQL, S3 and Redis', { timeout: 120_000 }, () 
     await new Promise((r) => setTimeout(r, 2500));
     assert.ok(sweepsOf(other) > otherBefore, 'the remaining node took over the sweeper');
   });
+
+  test('a Hobby upgrade paid on A is the plan on B at once', async () => {
+    const [a, b] = await Promise.all([cluster.startNode(), cluster.startNode()]);
+    const key = await signInOn(a, 'two-node-hobby@example.com');
+    const auth = { authorization: `Bearer ${key}` };
+    const checkout = await fetch(`${a.url}/api/billing/checkout`, { method: 'POST', headers: auth });
+    assert.equal(checkout.status, 200);
+    const { checkoutUrl } = (await checkout.json()) as { checkoutUrl: string };
+    const paid = await fetch(checkoutUrl.replace(/^http:\/\/localhost:\d+/, a.url), { method: 'POST' });
+    assert.equal(paid.status, 200);
+    const onB = await fetch(`${b.url}/api/v1/account`, { headers: auth });
+    assert.equal(((await onB.json()) as { plan: string }).plan, 'hobby');
+    assert.equal(onB.headers.get('x-ratelimit-limit'), '200');
+  });
 });

@@ -148,6 +148,41 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  /**
+   * Issue 11: billing. A subscription row per provider subscription, the ids of the provider events
+   * already applied (replays change nothing), and how long a Hobby plan still runs after its
+   * subscription stopped renewing (`plan_until`).
+   */
+  '004_billing': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('accounts').addColumn('plan_until', 'bigint').execute();
+
+      await db.schema
+        .createTable('subscriptions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('short_url', 'text', (c) => c.notNull())
+        .addColumn('current_end', 'bigint')
+        .addColumn('event_at', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('checkout_token_hash', 'text', (c) => c.unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('subscriptions_account_idx')
+        .on('subscriptions')
+        .columns(['account_id', 'created_at'])
+        .execute();
+
+      await db.schema
+        .createTable('billing_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('received_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

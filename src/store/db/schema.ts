@@ -11,6 +11,11 @@ export interface AccountTable {
   handle: string | null;
   /** SHA-256 hex of the current API key; null until the first sign-in completes. */
   api_key_hash: string | null;
+  /**
+   * A `hobby` plan whose subscription stopped renewing (pending, halted, cancelled, completed) runs
+   * until this time (ms), then the account is `free` (core/billing.ts effectivePlan); null = no end.
+   */
+  plan_until: Generated<number | null>;
   /** Live sites owned (kept by tables/site.ts in the transaction of every change that moves it). */
   site_count: Generated<number>;
   /** Bytes of the current versions of those sites (CONTRACT "Account"), kept the same way. */
@@ -108,6 +113,32 @@ export interface SiteProxyHostTable {
   updated_at: number;
 }
 
+/** A subscription at the payment provider (spec "Subscription"), as its newest applied event left it. */
+export interface SubscriptionTable {
+  /** The provider's id (`sub_...`). */
+  id: string;
+  account_id: string;
+  provider: 'test' | 'razorpay';
+  /** created, authenticated, active, pending, halted, cancelled, completed, expired. */
+  status: string;
+  /** The provider's checkout page (`short_url`). */
+  short_url: string;
+  /** End of the paid period (ms), from the provider; null before the first charge. */
+  current_end: number | null;
+  /** `created_at` (ms) of the newest provider event applied: an older one never undoes it. */
+  event_at: number;
+  /** Test provider: SHA-256 hex of the checkout token; null once the test payment was made. */
+  checkout_token_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Provider events already applied (webhook replays change nothing). */
+export interface BillingEventTable {
+  id: string;
+  received_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   login_codes: LoginCodeTable;
@@ -118,6 +149,8 @@ export interface Database {
   blob_scans: BlobScanTable;
   site_variables: SiteVariableTable;
   site_proxy_hosts: SiteProxyHostTable;
+  subscriptions: SubscriptionTable;
+  billing_events: BillingEventTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

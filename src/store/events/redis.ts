@@ -165,11 +165,13 @@ function parseEnvelope(message: string): Envelope | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { node, change } = value as { node?: unknown; change?: unknown };
   if (typeof node !== 'string' || typeof change !== 'object' || change === null) return undefined;
-  const c = change as { kind?: unknown; slug?: unknown; host?: unknown };
+  const c = change as { kind?: unknown; slug?: unknown; host?: unknown; accountId?: unknown };
   if (c.kind === 'site' && typeof c.slug === 'string')
     return { node, change: { kind: 'site', slug: c.slug } };
   if (c.kind === 'host' && typeof c.host === 'string')
     return { node, change: { kind: 'host', host: c.host } };
+  if (c.kind === 'account' && typeof c.accountId === 'string')
+    return { node, change: { kind: 'account', accountId: c.accountId } };
   if (c.kind === 'all') return { node, change: { kind: 'all' } };
   return undefined;
 }

@@ -30,6 +30,21 @@ export async function setApiKeyHash(db: Executor, id: string, keyHash: string, n
     .execute();
 }
 
+/** Sets the stored plan and how long a stopped Hobby plan still runs (core/billing.ts derives both). */
+export async function setPlan(
+  db: Executor,
+  id: string,
+  plan: AccountRow['plan'],
+  planUntil: number | null,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({ plan, plan_until: planUntil, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
 /** Moves an account's usage counters (inside the transaction of the change that moves them). */
 export async function addUsage(db: Executor, id: string, sites: number, bytes: number): Promise<void> {
   await db

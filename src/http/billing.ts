@@ -1,0 +1,223 @@
+// Billing: POST /api/billing/checkout, /api/billing/portal, the provider callback /api/billing/webhook
+// (spec "Billing", CONTRACT "Billing"), and the two pages they link to on the BASE_URL host: the test
+// provider's checkout (`/billing/test-checkout/:token`, GET shows it, POST pays) and the portal
+// (`/billing/portal?token=`, with its cancel action).
+
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import {
+  type BillingDeps,
+  cancelFromPortal,
+  checkout,
+  completeTestCheckout,
+  portal,
+  portalAccount,
+  portalView,
+  receiveWebhook,
+  testCheckoutState,
+} from '../core/billing.js';
+import { escapeHtml, HTML_TYPE, htmlDocument } from '../serve/pages.js';
+import { JSON_BODY_LIMIT_BYTES } from './json.js';
+import { requireAccount } from './rate-limit.js';
+import { ErrorBody, NullableString, SECURITY } from './schemas.js';
+
+const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
+const TOKEN = Type.String({ maxLength: 300 });
+
+function sendPage(reply: FastifyReply, status: number, title: string, bodyHtml: string) {
+  return reply
+    .code(status)
+    .header('content-type', HTML_TYPE)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .send(htmlDocument(title, bodyHtml));
+}
+
+export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/billing/checkout',
+      {
+        schema: {
+          tags: ['billing'],
+          summary: 'Start (or resume) a Hobby subscription: open checkoutUrl in a browser to pay',
+          security: SECURITY,
+          response: {
+            200: Type.Object({
+              subscriptionId: Type.String(),
+              paymentKeyId: Type.String(),
+              shortUrl: Type.String(),
+              checkoutUrl: Type.String(),
+            }),
+            ...errors,
+          },
+        },
+      },
+      async (req) => checkout(deps, requireAccount(req)),
+    );
+
+    app.post(
+      '/api/billing/portal',
+      {
+        schema: {
+          tags: ['billing'],
+          summary: 'A link to manage (or cancel) the subscription, with its status',
+          security: SECURITY,
+          response: {
+            200: Type.Object({ portalUrl: Type.String(), status: Type.String(), currentEnd: NullableString }),
+            ...errors,
+          },
+        },
+      },
+      async (req) => portal(deps, requireAccount(req)),
+    );
+
+    // The callback is verified over its raw bytes: this plugin keeps JSON bodies as a Buffer.
+    app.register(async (raw) => {
+      raw.removeContentTypeParser('application/json');
+      raw.addContentTypeParser(
+        'application/json',
+        { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT_BYTES },
+        (_req, body, done) => done(null, body),
+      );
+      raw.post(
+        '/api/billing/webhook',
+        {
+          schema: {
+            tags: ['billing'],
+            summary: "The payment provider's callback (X-Razorpay-Signature over the raw body)",
+            response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errors },
+          },
+        },
+        async (req) => {
+          const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+          const header = (name: string) => {
+            const v = req.headers[name];
+            return Array.isArray(v) ? v[0] : v;
+          };
+          await receiveWebhook(deps, rawBody, {
+            signature: header('x-razorpay-signature'),
+            eventId: header('x-razorpay-event-id'),
+          });
+          return { ok: true as const };
+        },
+      );
+    });
+
+    // The test provider's checkout page (CONTRACT "Billing": GET shows a Pay button, POST pays).
+    app.get(
+      '/billing/test-checkout/:token',
+      { schema: { hide: true, params: Type.Object({ token: TOKEN }) } },
+      async (req, reply) => {
+        const state = await testCheckoutState(deps, req.params.token);
+        if (state.kind === 'unknown') {
+          return sendPage(
+            reply,
+            404,
+            'Checkout not found',
+            '<h1>Checkout not found</h1><p>This checkout link is not valid.</p>',
+          );
+        }
+        if (state.kind === 'used') {
+          return sendPage(
+            reply,
+            410,
+            'Already paid',
+            '<h1>Already paid</h1><p>This checkout was completed; the account is on Hobby.</p>',
+          );
+        }
+        return sendPage(
+          reply,
+          200,
+          'Test checkout',
+          `<h1>Slipway Hobby: test checkout</h1>
+<p>Test payment for <strong>${escapeHtml(state.email)}</strong> (subscription ${escapeHtml(state.subscriptionId)}).
+No money moves: this deployment uses the built-in test provider.</p>
+<form method="post"><button type="submit">Pay</button></form>`,
+        );
+      },
+    );
+
+    app.post(
+      '/billing/test-checkout/:token',
+      { schema: { hide: true, params: Type.Object({ token: TOKEN }) } },
+      async (req, reply) => {
+        if (await completeTestCheckout(deps, req.params.token)) {
+          return sendPage(
+            reply,
+            200,
+            'Payment complete',
+            '<h1>Payment complete</h1><p>The account is on the Hobby plan now. You can close this page.</p>',
+          );
+        }
+        const state = await testCheckoutState(deps, req.params.token);
+        return state.kind === 'used'
+          ? sendPage(
+              reply,
+              410,
+              'Already paid',
+              '<h1>Already paid</h1><p>This checkout was already completed; nothing was charged again.</p>',
+            )
+          : sendPage(
+              reply,
+              404,
+              'Checkout not found',
+              '<h1>Checkout not found</h1><p>This checkout link is not valid.</p>',
+            );
+      },
+    );
+
+    const portalPage = async (token: string, reply: FastifyReply, notice = '') => {
+      const account = await portalAccount(deps, token);
+      if (!account) {
+        return sendPage(
+          reply,
+          403,
+          'Link expired',
+          '<h1>Link expired</h1><p>Ask for a new portal link (POST /api/billing/portal).</p>',
+        );
+      }
+      const view = await portalView(deps, account);
+      if (!view) return sendPage(reply, 404, 'No subscription', '<h1>No subscription</h1>');
+      const cancel = view.cancellable
+        ? `<form method="post" action="/billing/portal/cancel"><input type="hidden" name="token" value="${escapeHtml(token)}"><button type="submit">Cancel subscription</button></form>
+<p>Hobby stays until the end of the paid period.</p>`
+        : '';
+      return sendPage(
+        reply,
+        200,
+        'Subscription',
+        `<h1>Your subscription</h1>${notice}
+<p>Account: ${escapeHtml(view.email)}<br>Plan: <strong>${view.plan}</strong><br>
+Subscription ${escapeHtml(view.subscriptionId)}: <strong>${escapeHtml(view.status)}</strong><br>
+Paid until: ${view.currentEnd ? escapeHtml(view.currentEnd) : 'not charged yet'}</p>${cancel}`,
+      );
+    };
+
+    app.get(
+      '/billing/portal',
+      { schema: { hide: true, querystring: Type.Object({ token: Type.Optional(TOKEN) }) } },
+      async (req, reply) => portalPage(req.query.token ?? '', reply),
+    );
+
+    // The cancel button posts a form (application/x-www-form-urlencoded).
+    app.register(async (form) => {
+      form.addContentTypeParser(
+        'application/x-www-form-urlencoded',
+        { parseAs: 'string', bodyLimit: 4096 },
+        (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+      );
+      form.post(
+        '/billing/portal/cancel',
+        { schema: { hide: true, body: Type.Object({ token: TOKEN }) } },
+        async (req, reply) => {
+          const { token } = req.body as { token: string };
+          const account = await portalAccount(deps, token);
+          if (account) await cancelFromPortal(deps, account);
+          return portalPage(token, reply, '<p><strong>Cancelled.</strong></p>');
+        },
+      );
+    });
+  };
+}

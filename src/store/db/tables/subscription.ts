@@ -1,0 +1,64 @@
+// Queries of subscriptions and billing_events (core/billing.ts applies provider events through them).
+
+import type { Insertable, Selectable, Transaction } from 'kysely';
+import type { Executor } from '../db.js';
+import type { Database, SubscriptionTable } from '../schema.js';
+
+export type SubscriptionRow = Selectable<SubscriptionTable>;
+
+export async function insertSubscription(db: Executor, row: Insertable<SubscriptionTable>): Promise<void> {
+  await db.insertInto('subscriptions').values(row).execute();
+}
+
+export function findSubscription(db: Executor, id: string): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The account's subscriptions, newest first. */
+export function accountSubscriptions(db: Executor, accountId: string): Promise<SubscriptionRow[]> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function updateSubscription(
+  db: Executor,
+  id: string,
+  patch: Partial<Pick<SubscriptionRow, 'status' | 'current_end' | 'event_at' | 'updated_at'>>,
+): Promise<void> {
+  await db.updateTable('subscriptions').set(patch).where('id', '=', id).execute();
+}
+
+/** Spends a test checkout token: the subscription it opens, or undefined if unknown or already used. */
+export async function spendCheckoutToken(
+  trx: Transaction<Database>,
+  tokenHash: string,
+): Promise<SubscriptionRow | undefined> {
+  const row = await trx
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('checkout_token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const res = await trx
+    .updateTable('subscriptions')
+    .set({ checkout_token_hash: null })
+    .where('id', '=', row.id)
+    .where('checkout_token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n ? row : undefined;
+}
+
+/** Records a provider event id; false when it was recorded before (a replay). */
+export async function recordBillingEvent(db: Executor, id: string, now: number): Promise<boolean> {
+  const res = await db
+    .insertInto('billing_events')
+    .values({ id, received_at: now })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
