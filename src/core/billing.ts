@@ -8,10 +8,12 @@
 // end date at read time, so a period running out needs no job to take effect.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
+import type { Database } from '../store/db/schema.js';
 import { type AccountRow, findAccountById, setPlan } from '../store/db/tables/account.js';
 import {
   accountSubscriptions,
@@ -215,7 +217,7 @@ export interface BillingEvent {
   subscription: { id: string; currentEnd: number | null };
 }
 
-export type EventOutcome = 'applied' | 'replay' | 'stale' | 'ignored' | 'unknown-subscription';
+export type EventOutcome = 'applied' | 'replay' | 'stale' | 'ignored' | 'unknown-subscription' | 'refused';
 
 /** The status an event type leaves a subscription in (the entity's own status when it has one). */
 const EVENT_STATUS: Record<string, string> = {
@@ -229,8 +231,15 @@ const EVENT_STATUS: Record<string, string> = {
   'subscription.completed': 'completed',
 };
 
-/** Applies one event: subscription status and period, then the account's plan (change bus on a change). */
-export async function applyBillingEvent(deps: BillingDeps, event: BillingEvent): Promise<EventOutcome> {
+/**
+ * Applies one event: subscription status and period, then the account's plan (change bus on a change).
+ * `precondition` runs first in the same transaction; false applies nothing ('refused').
+ */
+export async function applyBillingEvent(
+  deps: BillingDeps,
+  event: BillingEvent,
+  precondition?: (trx: Transaction<Database>) => Promise<boolean>,
+): Promise<EventOutcome> {
   const status = EVENT_STATUS[event.type];
   const now = deps.clock.now();
   if (status === undefined) {
@@ -243,6 +252,7 @@ export async function applyBillingEvent(deps: BillingDeps, event: BillingEvent):
   let accountId: string | undefined;
   let planChanged = false;
   const outcome = await deps.db.transaction(async (trx): Promise<EventOutcome> => {
+    if (precondition && !(await precondition(trx))) return 'refused';
     if (!(await recordBillingEvent(trx, event.id, now))) return 'replay';
     const sub = await findSubscription(trx, event.subscription.id);
     if (!sub) return 'unknown-subscription';
@@ -363,14 +373,24 @@ export async function testCheckoutState(deps: BillingDeps, token: string): Promi
  */
 export async function completeTestCheckout(deps: BillingDeps, token: string): Promise<boolean> {
   if (deps.payments.name !== 'test') return false;
-  const sub = await deps.db.transaction((trx) => spendCheckoutToken(trx, sha256Hex(token)));
+  const tokenHash = sha256Hex(token);
+  const sub = await deps.db.kysely
+    .selectFrom('subscriptions')
+    .select('id')
+    .where('checkout_token_hash', '=', tokenHash)
+    .executeTakeFirst();
   if (!sub) return false;
   const now = deps.clock.now();
-  await applyBillingEvent(deps, {
-    id: `test_payment_${sub.id}`,
-    type: 'subscription.activated',
-    createdAt: now,
-    subscription: { id: sub.id, currentEnd: now + TEST_PERIOD_MS },
-  });
-  return true;
+  // Spending the token and activating happen in one transaction: a payment is never half made.
+  const outcome = await applyBillingEvent(
+    deps,
+    {
+      id: `test_payment_${sub.id}`,
+      type: 'subscription.activated',
+      createdAt: now,
+      subscription: { id: sub.id, currentEnd: now + TEST_PERIOD_MS },
+    },
+    async (trx) => (await spendCheckoutToken(trx, tokenHash)) !== undefined,
+  );
+  return outcome === 'applied';
 }
