@@ -16,13 +16,16 @@ import { secretScanCheck } from './core/scan/site-scan.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
+import { domainRoutes } from './http/domains.js';
 import {
   clientErrorResponse,
   frameworkErrorHandler,
   MAX_PARAM_LENGTH,
   registerErrorHandling,
 } from './http/errors.js';
+import { handleRoutes } from './http/handle.js';
 import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
+import { linkRoutes } from './http/links.js';
 import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { opsRoutes } from './http/ops.js';
 import { proxyRoutes } from './http/proxy.js';
@@ -144,6 +147,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       portalKey: ctx.keys.billingPortal,
     }),
   );
+  const hostDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, changes: ctx.changes };
+  await app.register(handleRoutes(hostDeps));
+  await app.register(domainRoutes({ ...hostDeps, dns: ctx.dns }));
+  await app.register(linkRoutes(hostDeps));
   await app.register(proxyRoutes({ ...secretDeps, resolve: ctx.resolveHost, ca: ctx.proxyCa }));
 
   if (ctx.config.serveFastPath) {

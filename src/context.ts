@@ -11,7 +11,12 @@ import { DiskBlobStore } from './store/blob/disk.js';
 import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
 import { Db } from './store/db/db.js';
-import { type AddressResolver, createAddressResolver } from './store/dns/resolve.js';
+import {
+  type AddressResolver,
+  createAddressResolver,
+  createDnsLookups,
+  type DnsLookups,
+} from './store/dns/resolve.js';
 import { RedisChangeBus } from './store/events/redis.js';
 import { MemoryLease } from './store/lease/memory.js';
 import { RedisLease } from './store/lease/redis.js';
@@ -44,6 +49,8 @@ export interface AppContext {
   payments: PaymentProvider;
   /** Hostname -> addresses for outgoing requests (DNS_SERVERS, else the system resolver). */
   resolveHost: AddressResolver;
+  /** TXT/CNAME/A lookups of custom-domain verification (DNS_SERVERS, else the system's servers). */
+  dns: DnsLookups;
   /** CA certificates (PEM) the site proxy trusts instead of Node's store (tests); unset = Node's store. */
   proxyCa: string | undefined;
   close(): Promise<void>;
@@ -104,6 +111,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
         ? new RazorpayProvider(config.payments)
         : new TestPaymentProvider(config.baseUrl, config.payments.webhookSecret),
     resolveHost: createAddressResolver(config.dnsServers),
+    dns: createDnsLookups(config.dnsServers),
     proxyCa: options.proxyCa,
     async close() {
       await Promise.allSettled([

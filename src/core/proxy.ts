@@ -17,6 +17,7 @@ import { findLiveSite } from '../store/db/tables/site.js';
 import type { AddressResolver } from '../store/dns/resolve.js';
 import { isForbiddenAddress } from './addresses.js';
 import { ApiError, invalid, notFound } from './errors.js';
+import { linkedHosts } from './links.js';
 import { normalizeHostname } from './proxy-hosts.js';
 import { variableValues } from './variables.js';
 
@@ -46,9 +47,22 @@ export interface ProxyResponse {
   body: Buffer;
 }
 
-/** The origins a site's pages are served from (CONTRACT: compared whole). Handles and domains: issue 12. */
-export function siteOrigins(config: ProxyDeps['config'], slug: string): string[] {
-  return [`${config.scheme}://${slug}.${config.siteDomain}`];
+/**
+ * The origins a site's pages are served from (CONTRACT: compared whole): its slug host, and the handle
+ * and custom-domain hosts linking it. Site and handle origins use BASE_URL's scheme; a custom domain is
+ * `https://<domain>`, and also `http://<domain>` on an http BASE_URL.
+ */
+export async function siteOrigins(deps: Pick<ProxyDeps, 'db' | 'config'>, slug: string): Promise<string[]> {
+  const { scheme, siteDomain } = deps.config;
+  const origins = [`${scheme}://${slug}.${siteDomain}`];
+  for (const link of await linkedHosts(deps.db, slug)) {
+    if (link.handle) origins.push(`${scheme}://${link.handle}.${siteDomain}`);
+    if (link.domain) {
+      origins.push(`https://${link.domain}`);
+      if (scheme === 'http') origins.push(`http://${link.domain}`);
+    }
+  }
+  return origins;
 }
 
 const forbidden = (message: string) => new ApiError('FORBIDDEN', message);
@@ -67,7 +81,7 @@ export async function checkProxyCaller(
   }
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
-  if (origin === undefined || !siteOrigins(deps.config, slug).includes(origin)) {
+  if (origin === undefined || !(await siteOrigins(deps, slug)).includes(origin)) {
     throw forbidden(
       origin === undefined
         ? 'The proxy only answers pages of the site: the request has no Origin header.'

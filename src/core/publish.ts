@@ -33,6 +33,7 @@ import {
 } from '../store/db/tables/version.js';
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
 import { formatBytes } from './format.js';
+import { isHandle } from './handle.js';
 import {
   MAX_MANIFEST_FILES,
   MAX_PATH_CHARS,
@@ -47,7 +48,8 @@ import { generateSlug } from './slug.js';
 import { UPLOAD_URL_TTL_S, uploadUrl } from './upload-token.js';
 
 export const ANONYMOUS_TTL_MS = 24 * 3_600_000;
-const SLUG_ATTEMPTS = 8;
+/** A drawn slug that is taken (a site, a retired slug or a handle) is drawn again, this many times at most. */
+export const SLUG_ATTEMPTS = 8;
 
 export interface PublishDeps {
   db: Db;
@@ -215,6 +217,8 @@ export async function createSite(
 
   for (let attempt = 1; ; attempt++) {
     const slug = generateSlug();
+    // Slugs and handles share the host namespace (core/handle.ts).
+    if (attempt < SLUG_ATTEMPTS && (await isHandle(deps.db, slug))) continue;
     // Spec: skipped is empty on create; every file gets an upload address.
     const { rows, plan } = planVersion(deps, slug, versionId, files, new Set(), now);
     const site: SiteRow = {

@@ -21,6 +21,7 @@ import {
   versionFiles,
 } from '../store/db/tables/version.js';
 import { invalid, notFound } from './errors.js';
+import { isHandle } from './handle.js';
 import { validateMetadataPatch } from './metadata.js';
 import { hashPassword } from './password.js';
 import {
@@ -29,6 +30,7 @@ import {
   hashClaimToken,
   ownedSite,
   type PublishDeps,
+  SLUG_ATTEMPTS,
   siteUrlOf,
 } from './publish.js';
 import { newId, safeEqual } from './secrets.js';
@@ -178,6 +180,8 @@ export async function duplicateSite(
   const versionId = newId('ver');
   for (let attempt = 1; ; attempt++) {
     const slug = generateSlug();
+    // Slugs and handles share the host namespace (core/handle.ts).
+    if (attempt < SLUG_ATTEMPTS && (await isHandle(deps.db, slug))) continue;
     try {
       await deps.db.transaction(async (trx) => {
         await insertSite(
@@ -213,7 +217,7 @@ export async function duplicateSite(
         );
       });
     } catch (err) {
-      if (isUniqueViolation(err) && attempt < 8) continue;
+      if (isUniqueViolation(err) && attempt < SLUG_ATTEMPTS) continue;
       throw err;
     }
     return {

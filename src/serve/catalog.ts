@@ -109,7 +109,13 @@ export class SiteCatalog {
   /** The cached route of a host: the route, null (known unknown), or undefined (not cached: load it). */
   hostNow(hostname: string): HostRoute | null | undefined {
     const route = this.hosts.get(hostname);
-    if (route !== undefined) return route;
+    if (route !== undefined) {
+      if (route.until === undefined || route.until > this.options.clock.now()) return route;
+      // A plan that ran out: resolve again (and end response memos made under the old route).
+      this.hosts.delete(hostname);
+      this.generation++;
+      return undefined;
+    }
     const unknownUntil = this.unknownHosts.get(hostname);
     if (unknownUntil !== undefined && unknownUntil > this.options.clock.now()) return null;
     return undefined;

@@ -71,6 +71,16 @@ export const FORM_TOO_LARGE = builtin(
   // The rest of the body is not read: close the connection instead of draining it (RFC 9110 §15.5.14).
   { Connection: 'close' },
 );
+/** A handle or custom domain whose owner's plan no longer includes it (nothing was deleted). */
+export const PLAN_PAUSED = builtin(
+  404,
+  page(
+    'Not available',
+    "This address is paused: the owner's plan no longer includes it. It comes back when the plan does.",
+  ),
+);
+/** A handle or active custom domain with no site linked at this path. */
+export const NOTHING_LINKED = builtin(404, page('404 — Not found', 'No site is linked at this address yet.'));
 export const SERVER_ERROR = builtin(500, page('500 — Server error', 'Something went wrong; try again.'));
 /**
  * A site this node has not loaded while its database or object store is unreachable: 503 with Retry-After

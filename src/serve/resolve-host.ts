@@ -1,13 +1,14 @@
-// Host resolution (CONTRACT "Hosts"): which site(s) a request's Host serves, and at which path prefix.
+// Host resolution (CONTRACT "Hosts", "Links"): which site(s) a request's Host serves, and at which path.
 //
-// Today: `<label>.<siteHost>` is the site whose slug is `label`. The seam for handles and custom domains
-// is the `HostRoute` shape: a host maps to one or more mounts `{slug, basePath}`; a handle or an active
-// custom domain will resolve to its links (a mount per link location, longest first) in the same
-// `resolveSiteForHost`, and the site server already picks the mount by longest prefix.
+// `<label>.<siteHost>` is the site whose slug is `label`, else the handle `label`; any other host is an
+// active custom domain. A handle or domain serves its links: a mount per link location, longest first
+// (the site server picks the mount by longest prefix). A handle, or a domain beyond the plan's domain
+// count, of an account whose plan no longer includes it answers a "paused" page; nothing is deleted.
 
+import { effectivePlan, type PlanOverrides, planLimits } from '../core/plans.js';
 import { isValidSlug } from '../core/slug.js';
 import type { Db } from '../store/db/db.js';
-
+import { HANDLE_TARGET, targetLinks } from '../store/db/tables/link.js';
 /** One site mounted on a host. */
 export interface SiteMount {
   readonly slug: string;
@@ -16,11 +17,24 @@ export interface SiteMount {
    * link at location `/blog` (the site then sees the path below it).
    */
   readonly basePath: string;
+  /** Epoch ms until which this mount may be served from memory (the account's paid Hobby period). */
+  readonly until?: number;
 }
 
 /** The sites a host serves, longest `basePath` first. */
 export interface HostRoute {
   readonly mounts: readonly SiteMount[];
+  /** The answer is a page, not a site: the plan no longer includes the host, or nothing is linked. */
+  readonly page?: 'paused' | 'unlinked';
+  /** Epoch ms after which the route must be resolved again (a plan that runs out). */
+  readonly until?: number;
+}
+
+export interface HostResolution {
+  /** Host of SITE_DOMAIN (no port). */
+  siteHost: string;
+  planOverrides: PlanOverrides;
+  now(): number;
 }
 
 /**
@@ -48,25 +62,86 @@ export function siteLabelOf(hostname: string, siteHost: string): string | null {
 }
 
 /**
- * Resolves a hostname to the sites it serves, or null for an unknown host (a 404 page). One indexed
- * query at most; callers cache the answer (see catalog.ts) and drop it on `host`/`site` change events.
+ * Resolves a hostname to the sites it serves, or null for an unknown host (a 404 page). A few indexed
+ * queries at most; callers cache the answer (see catalog.ts) and drop it on `host`/`site`/`account` change
+ * events or at `until`.
  */
 export async function resolveSiteForHost(
   db: Db,
-  siteHost: string,
+  options: HostResolution,
   hostname: string,
 ): Promise<HostRoute | null> {
-  const label = siteLabelOf(hostname, siteHost);
-  // Custom domains (an active `domains` row and its links) plug in here.
-  if (label === null || !isValidSlug(label)) return null;
-  const site = await db.kysely
-    .selectFrom('sites')
-    .select('slug')
-    .where('slug', '=', label)
+  const label = siteLabelOf(hostname, options.siteHost);
+  if (label !== null) {
+    if (!isValidSlug(label) && !/^[a-z0-9-]{1,63}$/.test(label)) return null;
+    const site = await db.kysely
+      .selectFrom('sites')
+      .select('slug')
+      .where('slug', '=', label)
+      .executeTakeFirst();
+    if (site !== undefined) return { mounts: [{ slug: site.slug, basePath: '' }] };
+    // Not a slug: the handle `label` (handles and slugs never collide, core/handle.ts).
+    const account = await db.kysely
+      .selectFrom('accounts')
+      .select(['id', 'plan', 'plan_until'])
+      .where('handle', '=', label)
+      .executeTakeFirst();
+    if (account === undefined) return null;
+    const now = options.now();
+    if (!planLimits(effectivePlan(account, now), options.planOverrides).handles)
+      return { mounts: [], page: 'paused' };
+    return linkedRoute(db, account.id, HANDLE_TARGET, planEnd(account, now));
+  }
+  const domain = await db.kysely
+    .selectFrom('domains')
+    .select(['domain', 'account_id', 'status'])
+    .where('domain', '=', hostname)
     .executeTakeFirst();
-  // Handles (`accounts.handle` and its links) plug in here, after the slug (CONTRACT "Hosts").
-  if (site === undefined) return null;
-  return { mounts: [{ slug: site.slug, basePath: '' }] };
+  if (domain === undefined || domain.status !== 'active') return null;
+  const account = await db.kysely
+    .selectFrom('accounts')
+    .select(['id', 'plan', 'plan_until'])
+    .where('id', '=', domain.account_id)
+    .executeTakeFirstOrThrow();
+  const now = options.now();
+  // A smaller plan keeps serving its oldest domains, up to its count.
+  const allowed = planLimits(effectivePlan(account, now), options.planOverrides).maxCustomDomains;
+  const kept = await db.kysely
+    .selectFrom('domains')
+    .select('domain')
+    .where('account_id', '=', account.id)
+    .orderBy('created_at')
+    .orderBy('domain')
+    .limit(allowed)
+    .execute();
+  if (!kept.some((d) => d.domain === hostname)) return { mounts: [], page: 'paused' };
+  // Only a domain a downgrade would pause needs to be looked at again when the paid period ends.
+  const until =
+    allowed > planLimits('free', options.planOverrides).maxCustomDomains ? planEnd(account, now) : undefined;
+  return linkedRoute(db, account.id, hostname, until);
+}
+
+/** When a Hobby plan with an end date runs out (undefined: no end, or not Hobby). */
+function planEnd(account: { plan: string; plan_until: number | null }, now: number): number | undefined {
+  return account.plan === 'hobby' && account.plan_until !== null && Number(account.plan_until) > now
+    ? Number(account.plan_until)
+    : undefined;
+}
+
+async function linkedRoute(
+  db: Db,
+  accountId: string,
+  target: string,
+  until: number | undefined,
+): Promise<HostRoute> {
+  const links = await targetLinks(db.kysely, accountId, target);
+  const mounts = links.map((l) => ({
+    slug: l.site_slug,
+    basePath: l.location === '/' ? '' : l.location,
+    ...(until === undefined ? {} : { until }),
+  }));
+  const route = mounts.length === 0 ? { mounts, page: 'unlinked' as const } : { mounts };
+  return until === undefined ? route : { ...route, until };
 }
 
 /**

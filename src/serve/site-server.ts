@@ -33,6 +33,8 @@ import {
   htmlHeaders,
   METHOD_NOT_ALLOWED,
   NOT_FOUND,
+  NOTHING_LINKED,
+  PLAN_PAUSED,
   passwordFormPage,
   SERVER_ERROR,
   tooManyAttemptsPage,
@@ -113,7 +115,16 @@ export function createSiteServer(
     logger: ctx.logger,
     clock: ctx.clock,
     cacheBytes,
-    resolveHost: (hostname) => resolveSiteForHost(ctx.db, ctx.config.siteHost, hostname),
+    resolveHost: (hostname) =>
+      resolveSiteForHost(
+        ctx.db,
+        {
+          siteHost: ctx.config.siteHost,
+          planOverrides: ctx.config.planOverrides,
+          now: () => ctx.clock.now(),
+        },
+        hostname,
+      ),
   });
   const unsubscribe = ctx.changes.subscribe((change) => catalog.invalidate(change));
   const server = new SiteRequestHandler(ctx, catalog);
@@ -193,6 +204,10 @@ class SiteRequestHandler {
   private serveHost(req: SiteRequestHead, res: SiteResponse, route: HostRoute | null): void {
     if (route === null) {
       this.sendPage(req, res, NOT_FOUND);
+      return;
+    }
+    if (route.page !== undefined) {
+      this.sendPage(req, res, route.page === 'paused' ? PLAN_PAUSED : NOTHING_LINKED);
       return;
     }
     let url = req.url ?? '/';
@@ -518,7 +533,11 @@ class SiteRequestHandler {
     if (status === 200 && whole && !sr.protected) {
       // A whole public file: the same request (whatever its query) gets the same bytes until expiry or a
       // change event.
-      this.send(sr.res, status, headers, body, sr.state.record!.expiresAt ?? Number.POSITIVE_INFINITY);
+      const until = Math.min(
+        sr.state.record!.expiresAt ?? Number.POSITIVE_INFINITY,
+        sr.mount.until ?? Number.POSITIVE_INFINITY,
+      );
+      this.send(sr.res, status, headers, body, until);
       return;
     }
     this.send(sr.res, status, headers, whole ? body : body.subarray(start, end + 1));

@@ -183,6 +183,43 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  /**
+   * Issue 12: custom domains (verified by DNS) and links mounting sites on a handle or a domain. The
+   * handle itself is `accounts.handle` (unique since 001).
+   */
+  '005_domains_links': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('domains')
+        .addColumn('domain', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('verified_at', 'bigint')
+        .addColumn('tls_requested_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('domains_account_idx')
+        .on('domains')
+        .columns(['account_id', 'created_at'])
+        .execute();
+
+      await db.schema
+        .createTable('links')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('site_slug', 'text', (c) => c.notNull().references('sites.slug'))
+        // '' = the account's handle (whatever it is called now), else a domain of the account.
+        .addColumn('domain', 'text', (c) => c.notNull())
+        .addColumn('location', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('links_target_location_uq', ['account_id', 'domain', 'location'])
+        .execute();
+      await db.schema.createIndex('links_site_idx').on('links').column('site_slug').execute();
+      await db.schema.createIndex('links_domain_idx').on('links').column('domain').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

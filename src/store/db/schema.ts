@@ -139,6 +139,31 @@ export interface BillingEventTable {
   received_at: number;
 }
 
+/** A custom domain of an account (spec "Custom domain"). */
+export interface DomainTable {
+  /** Lowercase ASCII (IDN as punycode). */
+  domain: string;
+  account_id: string;
+  status: 'pending' | 'active';
+  /** The TXT record's value is `service-verify=<token>`. */
+  token: string;
+  created_at: number;
+  verified_at: number | null;
+  /** When the TLS front end first asked for a certificate for it (GET /internal/tls-ask). */
+  tls_requested_at: number | null;
+}
+
+/** A site mounted at a location of its owner's handle (`domain` = '') or of one of their domains. */
+export interface LinkTable {
+  id: string;
+  account_id: string;
+  site_slug: string;
+  domain: string;
+  /** `/` or `/a/b` (no trailing slash). */
+  location: string;
+  created_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   login_codes: LoginCodeTable;
@@ -151,6 +176,8 @@ export interface Database {
   site_proxy_hosts: SiteProxyHostTable;
   subscriptions: SubscriptionTable;
   billing_events: BillingEventTable;
+  domains: DomainTable;
+  links: LinkTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

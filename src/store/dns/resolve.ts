@@ -24,3 +24,31 @@ export function createAddressResolver(servers: string[] | undefined): AddressRes
     return addresses;
   };
 }
+
+/** The record lookups custom-domain verification needs (each rejects with the resolver's error code). */
+export interface DnsLookups {
+  txt(name: string): Promise<string[]>;
+  cname(name: string): Promise<string[]>;
+  addresses(name: string): Promise<string[]>;
+}
+
+/** A DNS server that does not answer fails a lookup after about this long (2 tries of 1.5 s). */
+export const DNS_TIMEOUT_MS = 1500;
+
+export function createDnsLookups(servers: string[] | undefined): DnsLookups {
+  const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
+  if (servers && servers.length > 0) resolver.setServers(servers);
+  return {
+    txt: async (name) => (await resolver.resolveTxt(name)).map((chunks) => chunks.join('')),
+    cname: (name) => resolver.resolveCname(name),
+    addresses: async (name) => {
+      const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
+      const found = [
+        ...(v4.status === 'fulfilled' ? v4.value : []),
+        ...(v6.status === 'fulfilled' ? v6.value : []),
+      ];
+      if (found.length === 0 && v4.status === 'rejected') throw v4.reason;
+      return found;
+    },
+  };
+}

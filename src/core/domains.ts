@@ -1,0 +1,274 @@
+// Custom domains (spec "Custom domains", CONTRACT "Custom domains"): an account adds a domain, points
+// its DNS at the service (CNAME to CNAME_TARGET, or A/AAAA to the target's addresses at an apex) and
+// proves ownership with a TXT record; verify looks both up through DNS_SERVERS. Free 1, Hobby 5.
+
+import { randomBytes } from 'node:crypto';
+import { parse as parseDomain } from 'tldts';
+import type { ChangeBus } from '../shared/events.js';
+import type { Db } from '../store/db/db.js';
+import { isUniqueViolation } from '../store/db/db.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import {
+  accountDomains,
+  type DomainRow,
+  deleteDomainRow,
+  findDomain,
+  insertDomain,
+  markDomainVerified,
+} from '../store/db/tables/domain.js';
+import { deleteLinksWhere } from '../store/db/tables/link.js';
+import type { DnsLookups } from '../store/dns/resolve.js';
+import { ApiError, invalid, notFound } from './errors.js';
+import { type PlanOverrides, planLimits } from './plans.js';
+import { normalizeHostname } from './proxy-hosts.js';
+
+export const TXT_PREFIX = '_service.';
+export const TXT_VALUE_PREFIX = 'service-verify=';
+
+export interface DomainDeps {
+  db: Db;
+  clock: { now(): number };
+  config: { siteHost: string; baseHost: string; cnameTarget: string; planOverrides: PlanOverrides };
+  dns: DnsLookups;
+  changes: ChangeBus;
+}
+
+/**
+ * `sslStatus` (decisions.md): `pending` until the domain is verified (no certificate is issued for it);
+ * `provisioning` once verified, until the TLS front end first asks for a certificate (on the first HTTPS
+ * connection); `active` from then on.
+ */
+export type SslStatus = 'pending' | 'provisioning' | 'active';
+
+export interface DomainView {
+  domain: string;
+  status: 'pending' | 'active';
+  sslStatus: SslStatus;
+  isApex: boolean;
+  verificationTxtName: string;
+  verificationTxtValue: string;
+  createdAt: string;
+  verifiedAt: string | null;
+}
+
+export interface DnsRecord {
+  type: 'CNAME' | 'TXT';
+  name: string;
+  value: string;
+  note: string;
+}
+
+/** A registrable domain by the ICANN section of the Public Suffix List (`example.com`, `example.co.uk`). */
+export function isApexDomain(domain: string): boolean {
+  const parsed = parseDomain(domain, { allowPrivateDomains: false });
+  return parsed.isIcann === true && parsed.domain === domain;
+}
+
+/** The canonical form of a domain to add, or a 400 naming what is wrong. */
+export function normalizeDomain(input: unknown, config: DomainDeps['config']): string {
+  const result = normalizeHostname(typeof input === 'string' ? input.trim() : input);
+  if ('problem' in result) throw invalid(`Invalid domain: ${result.problem}.`);
+  const domain = result.hostname;
+  const parsed = parseDomain(domain, { allowPrivateDomains: false });
+  if (!domain.includes('.') || parsed.domain === null || parsed.isIcann !== true) {
+    throw invalid(`Invalid domain: "${domain}" is not a domain under a public suffix.`);
+  }
+  for (const own of [config.siteHost, config.baseHost]) {
+    if (domain === own || domain.endsWith(`.${own}`)) {
+      throw invalid(`Invalid domain: "${domain}" is one of this service's own hosts.`);
+    }
+  }
+  return domain;
+}
+
+function sslStatusOf(row: DomainRow): SslStatus {
+  if (row.status !== 'active') return 'pending';
+  return row.tls_requested_at === null ? 'provisioning' : 'active';
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+export function domainView(row: DomainRow): DomainView {
+  return {
+    domain: row.domain,
+    status: row.status,
+    sslStatus: sslStatusOf(row),
+    isApex: isApexDomain(row.domain),
+    verificationTxtName: `${TXT_PREFIX}${row.domain}`,
+    verificationTxtValue: `${TXT_VALUE_PREFIX}${row.token}`,
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+    verifiedAt: iso(row.verified_at),
+  };
+}
+
+function dnsRecords(config: DomainDeps['config'], row: DomainRow): DnsRecord[] {
+  const apex = isApexDomain(row.domain);
+  return [
+    {
+      type: 'CNAME',
+      name: row.domain,
+      value: config.cnameTarget,
+      note: apex
+        ? `${row.domain} is an apex domain, where DNS allows no CNAME: use your DNS provider's ALIAS, ANAME or CNAME flattening to ${config.cnameTarget}, or A/AAAA records with the addresses of ${config.cnameTarget}.`
+        : `Points ${row.domain} at this service.`,
+    },
+    {
+      type: 'TXT',
+      name: `${TXT_PREFIX}${row.domain}`,
+      value: `${TXT_VALUE_PREFIX}${row.token}`,
+      note: 'Proves that you control the domain.',
+    },
+  ];
+}
+
+/** POST /api/v1/domains. */
+export async function addDomain(deps: DomainDeps, account: AccountRow, input: unknown) {
+  const domain = normalizeDomain(input, deps.config);
+  const limit = planLimits(account.plan, deps.config.planOverrides).maxCustomDomains;
+  const owned = await accountDomains(deps.db.kysely, account.id);
+  if (owned.some((d) => d.domain === domain))
+    throw invalid(`${domain} is already registered to this account.`);
+  if (owned.length >= limit) {
+    throw new ApiError(
+      'PLAN_LIMIT',
+      `The ${account.plan} plan allows ${limit} custom domain${limit === 1 ? '' : 's'}.`,
+      {
+        hint: account.plan === 'free' ? 'Upgrade to Hobby for 5 domains.' : 'Delete a domain first.',
+      },
+    );
+  }
+  const row: DomainRow = {
+    domain,
+    account_id: account.id,
+    status: 'pending',
+    token: randomBytes(16).toString('hex'),
+    created_at: deps.clock.now(),
+    verified_at: null,
+    tls_requested_at: null,
+  };
+  try {
+    await insertDomain(deps.db.kysely, row);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw invalid(`${domain} is already registered.`);
+    throw err;
+  }
+  const records = dnsRecords(deps.config, row);
+  return {
+    domain,
+    status: 'pending' as const,
+    dns: {
+      instructions: `At your DNS provider, add the records below for ${domain}, then call POST /api/v1/domains/${domain}/verify. DNS changes can take up to 48 hours to propagate; verify may be retried.`,
+      records,
+    },
+    message: `${domain} was added; it is served once verified.`,
+  };
+}
+
+async function ownedDomain(deps: DomainDeps, account: AccountRow, input: string): Promise<DomainRow> {
+  const normalized = normalizeHostname(input);
+  const row = 'hostname' in normalized ? await findDomain(deps.db.kysely, normalized.hostname) : undefined;
+  if (!row || row.account_id !== account.id) throw notFound(`Domain "${input}" not found`);
+  return row;
+}
+
+/** A failed lookup in words: what a person can act on, no stack. */
+function lookupProblem(err: unknown, what: string): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ENOTFOUND' || code === 'ENODATA') return `${what} not found`;
+  if (code === 'ETIMEOUT' || code === 'ECONNREFUSED' || code === 'ESERVFAIL') {
+    return `${what} could not be looked up (the DNS server did not answer: ${code})`;
+  }
+  return `${what} could not be looked up (${code ?? 'error'})`;
+}
+
+const bare = (name: string) => name.toLowerCase().replace(/\.$/, '');
+
+/** The problems that keep a domain from verifying (empty = verified). Each names its record. */
+async function dnsProblems(deps: DomainDeps, row: DomainRow): Promise<string[]> {
+  const txtName = `${TXT_PREFIX}${row.domain}`;
+  const txtValue = `${TXT_VALUE_PREFIX}${row.token}`;
+  const target = deps.config.cnameTarget;
+  const txtCheck = (async () => {
+    try {
+      const values = await deps.dns.txt(txtName);
+      return values.includes(txtValue)
+        ? null
+        : `TXT ${txtName} does not hold "${txtValue}" (found ${values.map((v) => JSON.stringify(v)).join(', ') || 'nothing'})`;
+    } catch (err) {
+      return `TXT ${txtName}: ${lookupProblem(err, 'record')}`;
+    }
+  })();
+  const pointCheck = (async () => {
+    if (isApexDomain(row.domain)) {
+      try {
+        const [mine, targets] = await Promise.all([
+          deps.dns.addresses(row.domain),
+          deps.dns.addresses(target),
+        ]);
+        if (mine.length === 0) return `A/AAAA ${row.domain}: no records`;
+        const stray = mine.filter((a) => !targets.includes(a));
+        return stray.length === 0
+          ? null
+          : `A/AAAA ${row.domain} point at ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not among ${target}'s addresses (${targets.join(', ') || 'none'})`;
+      } catch (err) {
+        return `A/AAAA ${row.domain}: ${lookupProblem(err, 'records')} (an apex needs ALIAS/ANAME/flattening or A/AAAA records with ${target}'s addresses)`;
+      }
+    }
+    try {
+      const names = (await deps.dns.cname(row.domain)).map(bare);
+      return names.includes(target)
+        ? null
+        : `CNAME ${row.domain} points at ${names.join(', ')}, not ${target}`;
+    } catch (err) {
+      return `CNAME ${row.domain} -> ${target}: ${lookupProblem(err, 'record')}`;
+    }
+  })();
+  return (await Promise.all([txtCheck, pointCheck])).filter((p): p is string => p !== null);
+}
+
+/** POST /api/v1/domains/:domain/verify: always 200; `verified` says how it went. */
+export async function verifyDomain(deps: DomainDeps, account: AccountRow, input: string) {
+  const row = await ownedDomain(deps, account, input);
+  if (row.status === 'active') {
+    return {
+      domain: row.domain,
+      status: 'active' as const,
+      verified: true,
+      message: `${row.domain} is verified and active.`,
+    };
+  }
+  const problems = await dnsProblems(deps, row);
+  if (problems.length > 0) {
+    return {
+      domain: row.domain,
+      status: 'pending' as const,
+      verified: false,
+      message: `Not verified yet: ${problems.join('; ')}. DNS changes can take up to 48 hours to propagate; try again later.`,
+    };
+  }
+  await markDomainVerified(deps.db.kysely, row.domain, deps.clock.now());
+  deps.changes.publish({ kind: 'host', host: row.domain });
+  return {
+    domain: row.domain,
+    status: 'active' as const,
+    verified: true,
+    message: `${row.domain} is verified: link a site to it with POST /api/v1/links.`,
+  };
+}
+
+/** GET /api/v1/domains. */
+export async function listDomains(deps: DomainDeps, account: AccountRow) {
+  const rows = await accountDomains(deps.db.kysely, account.id);
+  return { domains: rows.map(domainView), total: rows.length };
+}
+
+/** DELETE /api/v1/domains/:domain: the domain and its links, at once on every node. */
+export async function deleteDomain(deps: DomainDeps, account: AccountRow, input: string) {
+  const row = await ownedDomain(deps, account, input);
+  await deps.db.transaction(async (trx) => {
+    await deleteLinksWhere(trx, { accountId: account.id, domain: row.domain });
+    await deleteDomainRow(trx, row.domain);
+  });
+  deps.changes.publish({ kind: 'host', host: row.domain });
+  return { domain: row.domain, deleted: true as const };
+}

@@ -1,0 +1,125 @@
+// The vanity handle (spec "Handle"): `<handle>.<site domain>` serves the sites its owner links there.
+// Hobby only. Handles and slugs share the `*.SITE_DOMAIN` namespace: a handle never equals a live or
+// retired slug, and new slugs never equal a handle (publish.ts draws again).
+
+import type { ChangeBus } from '../shared/events.js';
+import type { Db } from '../store/db/db.js';
+import { isUniqueViolation } from '../store/db/db.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import { deleteLinksWhere, HANDLE_TARGET } from '../store/db/tables/link.js';
+import { ApiError, invalid, notFound } from './errors.js';
+import { type PlanOverrides, planLimits } from './plans.js';
+
+export const HANDLE_MIN_CHARS = 3;
+export const HANDLE_MAX_CHARS = 30;
+const HANDLE_RE = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
+
+/** Names no one may take: service hosts and words people would mistake for the service's own pages. */
+const RESERVED = new Set([
+  'www', 'api', 'app', 'admin', 'mail', 'static', 'assets', 'docs', 'status', 'dashboard', 'login',
+  'signin', 'signup', 'account', 'billing', 'internal', 'cdn', 'ftp', 'smtp', 'imap', 'pop', 'ns1',
+  'ns2', 'mx', 'help', 'support', 'blog', 'root', 'system', 'localhost',
+]); // biome-ignore format: a word list
+
+export interface HandleDeps {
+  db: Db;
+  clock: { now(): number };
+  config: {
+    scheme: string;
+    siteDomain: string;
+    siteHost: string;
+    baseHost: string;
+    planOverrides: PlanOverrides;
+  };
+  changes: ChangeBus;
+}
+
+export const handleUrl = (config: HandleDeps['config'], handle: string) =>
+  `${config.scheme}://${handle}.${config.siteDomain}/`;
+
+/** Why `handle` cannot be taken by anyone, or null. */
+export function handleProblem(
+  handle: unknown,
+  config: Pick<HandleDeps['config'], 'baseHost'>,
+): string | null {
+  if (typeof handle !== 'string' || handle === '') return 'handle is required';
+  if (handle.length < HANDLE_MIN_CHARS || handle.length > HANDLE_MAX_CHARS) {
+    return `a handle has ${HANDLE_MIN_CHARS} to ${HANDLE_MAX_CHARS} characters`;
+  }
+  if (!HANDLE_RE.test(handle)) {
+    return 'a handle has lowercase letters, digits and hyphens only, and does not start or end with a hyphen';
+  }
+  if (RESERVED.has(handle) || config.baseHost.split('.').includes(handle)) return `"${handle}" is reserved`;
+  return null;
+}
+
+export async function getHandle(deps: HandleDeps, account: AccountRow) {
+  return { handle: account.handle, url: account.handle ? handleUrl(deps.config, account.handle) : null };
+}
+
+/** PUT /api/v1/handle: claims `handle`, releasing the previous one at once. */
+export async function putHandle(deps: HandleDeps, account: AccountRow, handle: unknown) {
+  if (!planLimits(account.plan, deps.config.planOverrides).handles) {
+    throw new ApiError('PLAN_LIMIT', 'Handles are part of the Hobby plan.', {
+      hint: 'Upgrade with POST /api/billing/checkout.',
+    });
+  }
+  const problem = handleProblem(handle, deps.config);
+  if (problem) throw invalid(`Invalid handle: ${problem}.`);
+  const name = handle as string;
+  const url = handleUrl(deps.config, name);
+  if (account.handle === name) return { handle: name, url, message: `${url} is already yours.` };
+  const taken = () => invalid(`The handle "${name}" is taken.`, { hint: 'Choose another name.' });
+  const clash = await deps.db.kysely
+    .selectFrom('sites')
+    .select('slug')
+    .where('slug', '=', name)
+    .executeTakeFirst();
+  if (clash) throw taken();
+  try {
+    await deps.db.kysely
+      .updateTable('accounts')
+      .set({ handle: name, updated_at: deps.clock.now() })
+      .where('id', '=', account.id)
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw taken();
+    throw err;
+  }
+  if (account.handle)
+    deps.changes.publish({ kind: 'host', host: `${account.handle}.${deps.config.siteHost}` });
+  deps.changes.publish({ kind: 'host', host: `${name}.${deps.config.siteHost}` });
+  return {
+    handle: name,
+    url,
+    message: account.handle
+      ? `Your handle is now ${name}; ${account.handle} was released and your links moved with you.`
+      : `Your handle is ${name}: link sites to it with POST /api/v1/links.`,
+  };
+}
+
+/** DELETE /api/v1/handle: releases it and removes its links. */
+export async function deleteHandle(deps: HandleDeps, account: AccountRow) {
+  if (!account.handle) throw notFound('This account has no handle.');
+  const old = account.handle;
+  await deps.db.transaction(async (trx) => {
+    await trx
+      .updateTable('accounts')
+      .set({ handle: null, updated_at: deps.clock.now() })
+      .where('id', '=', account.id)
+      .execute();
+    await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
+  });
+  deps.changes.publish({ kind: 'host', host: `${old}.${deps.config.siteHost}` });
+  return { deleted: true as const, message: `The handle ${old} was released and its links removed.` };
+}
+
+/** Whether a drawn slug would collide with a handle (new slugs never equal a handle). */
+export async function isHandle(db: Db, name: string): Promise<boolean> {
+  const row = await db.kysely
+    .selectFrom('accounts')
+    .select('id')
+    .where('handle', '=', name)
+    .executeTakeFirst();
+  return row !== undefined;
+}
