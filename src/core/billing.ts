@@ -268,14 +268,14 @@ export async function applyBillingEvent(
     const account = await findAccountById(trx, sub.account_id);
     if (!account) return 'applied';
     const derived = derivePlan(await accountSubscriptions(trx, sub.account_id));
-    const before = effectivePlan(account, now);
+    // Any change of plan or end date: cached host routes carry the end date (serve/resolve-host.ts).
     if (
       derived.plan !== account.plan ||
       derived.until !== (account.plan_until === null ? null : Number(account.plan_until))
     ) {
       await setPlan(trx, account.id, derived.plan, derived.until, now);
+      planChanged = true;
     }
-    planChanged = effectivePlan({ plan: derived.plan, plan_until: derived.until }, now) !== before;
     return 'applied';
   });
   if (outcome === 'unknown-subscription') {

@@ -70,8 +70,10 @@ export function normalizeDomain(input: unknown, config: DomainDeps['config']): s
   if ('problem' in result) throw invalid(`Invalid domain: ${result.problem}.`);
   const domain = result.hostname;
   const parsed = parseDomain(domain, { allowPrivateDomains: false });
-  if (!domain.includes('.') || parsed.domain === null || parsed.isIcann !== true) {
-    throw invalid(`Invalid domain: "${domain}" is not a domain under a public suffix.`);
+  // A name under a suffix (`shop.example.com`, also under reserved TLDs such as `.example` or `.test`),
+  // never a suffix itself (`com`, `co.uk`) nor a single label.
+  if (!domain.includes('.') || parsed.domain === null || domain.endsWith('.localhost')) {
+    throw invalid(`Invalid domain: "${domain}" is not a domain name under a public suffix.`);
   }
   for (const own of [config.siteHost, config.baseHost]) {
     if (domain === own || domain.endsWith(`.${own}`)) {

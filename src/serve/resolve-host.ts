@@ -104,12 +104,13 @@ export async function resolveSiteForHost(
     .where('id', '=', domain.account_id)
     .executeTakeFirstOrThrow();
   const now = options.now();
-  // A smaller plan keeps serving its oldest domains, up to its count.
+  // A smaller plan keeps serving its oldest active domains, up to its count.
   const allowed = planLimits(effectivePlan(account, now), options.planOverrides).maxCustomDomains;
   const kept = await db.kysely
     .selectFrom('domains')
     .select('domain')
     .where('account_id', '=', account.id)
+    .where('status', '=', 'active')
     .orderBy('created_at')
     .orderBy('domain')
     .limit(allowed)

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { rawRequest } from '../helpers/app.js';
 import { type Cluster, publishOn, type ServiceNode, signInOn, startCluster } from '../helpers/cluster.js';
+import { startDnsPeer } from '../helpers/dns.js';
 import { sha256 } from '../helpers/publish.js';
 
 describe('two nodes sharing PostgreSQL, S3 and Redis', { timeout: 120_000 }, () => {
@@ -100,5 +101,54 @@ describe('two nodes sharing PostgreSQL, S3 and Redis', { timeout: 120_000 }, () 
     const onB = await fetch(`${b.url}/api/v1/account`, { headers: auth });
     assert.equal(((await onB.json()) as { plan: string }).plan, 'hobby');
     assert.equal(onB.headers.get('x-ratelimit-limit'), '200');
+  });
+
+  test('a custom domain verified and linked on A is served by B at once; deleted on A, B stops', async () => {
+    const dns = await startDnsPeer({});
+    try {
+      const extra = { DNS_SERVERS: dns.server, CNAME_TARGET: 'sites.two-node-target.example' };
+      const [a, b] = await Promise.all([cluster.startNode(extra), cluster.startNode(extra)]);
+      const key = await signInOn(a, 'two-node-domain@example.com');
+      const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const slug = await publishOn(a, key, { 'index.html': '<h1>on a domain</h1>' });
+      const domain = 'www.two-node.example.com';
+      const fromB = () => rawRequest(b.port, { host: domain, path: '/' });
+      assert.equal((await fromB()).status, 404, 'B has the domain cached as unknown now');
+
+      const added = await fetch(`${a.url}/api/v1/domains`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ domain }),
+      });
+      const body = (await added.json()) as { dns: { records: Array<{ value: string }> } };
+      dns.records[`_service.${domain}`] = { TXT: [body.dns.records[1]!.value] };
+      dns.records[domain] = { CNAME: 'sites.two-node-target.example' };
+      const verified = await fetch(`${a.url}/api/v1/domains/${domain}/verify`, {
+        method: 'POST',
+        headers: auth,
+      });
+      assert.equal(((await verified.json()) as { verified: boolean }).verified, true);
+      const linked = await fetch(`${a.url}/api/v1/links`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ slug, domain }),
+      });
+      assert.equal(linked.status, 201);
+
+      // Change events reach B within a second (the goal is the very next request).
+      const deadline = Date.now() + 1000;
+      let page = await fromB();
+      while (Date.now() < deadline && page.status !== 200) page = await fromB();
+      assert.equal(page.status, 200);
+      assert.equal(page.body.toString(), '<h1>on a domain</h1>');
+
+      await fetch(`${a.url}/api/v1/domains/${domain}`, { method: 'DELETE', headers: auth });
+      const until = Date.now() + 1000;
+      let after = await fromB();
+      while (Date.now() < until && after.status !== 404) after = await fromB();
+      assert.equal(after.status, 404, 'B stops serving a deleted domain within 1 s');
+    } finally {
+      await dns.close();
+    }
   });
 });
