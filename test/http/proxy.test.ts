@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
+import { upgradeToHobby } from '../helpers/hobby.js';
 import { assertPublished, publish } from '../helpers/publish.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
@@ -296,6 +297,30 @@ describe('POST /api/v1/proxy/:slug with the proxy enabled', () => {
       502,
       'UPSTREAM_ERROR',
     );
+  });
+
+  test('pages of the site on its owner’s handle are an origin of the site too', async () => {
+    await upgradeToHobby(t, site.key);
+    assert.equal(
+      (await t.api('/api/v1/handle', { method: 'PUT', key: site.key, body: { handle: 'proxy-owner' } }))
+        .status,
+      200,
+    );
+    const handleOrigin = `http://proxy-owner.localhost:${t.port}`;
+    assertError(await proxyCall(t, site.slug, handleOrigin, { url: `${base}/h` }), 403, 'FORBIDDEN');
+    const link = await t.api('/api/v1/links', {
+      method: 'POST',
+      key: site.key,
+      body: { slug: site.slug, location: '/app' },
+    });
+    assert.equal(link.status, 201, link.text);
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('via handle');
+    };
+    const res = await proxyCall(t, site.slug, handleOrigin, { url: `${base}/h` });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, 'via handle');
   });
 
   test('OPTIONS preflight from a page of the site is allowed; from another origin it is not', async () => {
