@@ -3,7 +3,7 @@
 // Usage: npm test [-- <path filters>...]; SLIPWAY_TEST_BACKENDS=embedded limits the run to one set.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 
 function collect(dir) {
   const out = [];
@@ -16,7 +16,8 @@ function collect(dir) {
 }
 
 /** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
-const isIntegration = (f) => f.startsWith(join('test', 'http')) || f.startsWith(join('test', 'serve'));
+const INTEGRATION_DIRS = ['http', 'serve', 'client', 'cli'].map((d) => join('test', d));
+const isIntegration = (f) => INTEGRATION_DIRS.some((d) => f.startsWith(`${d}${sep}`));
 /** Tests that only make sense on the scale-out set (several nodes, outages of its servers). */
 const scaleoutOnly = (f) => f.includes('two-node') || f.includes('outage');
 

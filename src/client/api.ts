@@ -67,6 +67,14 @@ export interface PublishResponse {
   warning?: string;
 }
 
+/** The answer of an upload address (CONTRACT "Uploads"): `stored` false when the bytes were already there. */
+export interface UploadResult {
+  path: string;
+  size: number;
+  hash: string;
+  stored: boolean;
+}
+
 export interface FinalizeResponse {
   slug: string;
   siteUrl: string;
@@ -76,6 +84,99 @@ export interface FinalizeResponse {
 }
 
 type Json = Record<string, unknown>;
+
+// Answers of the calls below, as the spec gives them. Each keeps an index signature: the service may add
+// fields, and a caller that reads one the type does not name still compiles.
+
+/** GET /api/v1/account. */
+export type Account = {
+  email: string;
+  plan: string;
+  handle: string | null;
+  usage: {
+    sites: { used: number; limit: number | string };
+    storage: { used: string; usedBytes: number; limit: string; limitBytes: number };
+  };
+  limits: { maxFileSize: string; maxFileSizeBytes: number; maxSites: number | string; maxStorage: string };
+  createdAt: string;
+  [field: string]: unknown;
+};
+
+/** GET /api/v1/publish/:slug. */
+export type SiteDetails = {
+  slug: string;
+  siteUrl: string;
+  status: string;
+  versionId: string | null;
+  title: string | null;
+  description: string | null;
+  ogImagePath: string | null;
+  hasPassword: boolean;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+  files: Array<{ path: string; size: number; contentType: string; hash: string }>;
+  [field: string]: unknown;
+};
+
+/** An entry of GET /api/v1/publishes. */
+export type SiteSummary = {
+  slug: string;
+  siteUrl: string;
+  status: string;
+  title: string | null;
+  fileCount: number;
+  totalSize: number;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+  [field: string]: unknown;
+};
+
+export type SiteList = {
+  sites: SiteSummary[];
+  total: number;
+  nextCursor?: string | null;
+  [field: string]: unknown;
+};
+
+/** An entry of GET /api/v1/publish/:slug/versions (finalized versions, newest first). */
+export type VersionSummary = {
+  versionId: string;
+  createdAt: string;
+  finalizedAt: string | null;
+  fileCount: number;
+  totalSize: number;
+  current: boolean;
+  [field: string]: unknown;
+};
+
+export type DnsRecord = { type: string; name: string; value: string; note?: string };
+
+/** An entry of GET /api/v1/domains. */
+export type DomainSummary = {
+  domain: string;
+  status: string;
+  sslStatus: string;
+  isApex: boolean;
+  verificationTxtName: string;
+  verificationTxtValue: string;
+  createdAt: string;
+  verifiedAt: string | null;
+  [field: string]: unknown;
+};
+
+/** An entry of GET /api/v1/links (CONTRACT "Links"). */
+export type Link = {
+  id: string;
+  slug: string;
+  handle?: string;
+  domain?: string;
+  location: string;
+  url: string;
+  createdAt: string;
+  [field: string]: unknown;
+};
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -120,6 +221,35 @@ export class ApiClient {
     return parseAnswer<T>(res, this.server);
   }
 
+  /**
+   * PUT one file's bytes to its upload address (token-gated: no API key is sent). `body` is sent as is,
+   * streamed when it is a stream, with `size` as Content-Length. A failure names the address's server,
+   * which is the service's BASE_URL and may differ from `server`.
+   */
+  async upload(
+    entry: UploadEntry,
+    body: Buffer | NodeJS.ReadableStream,
+    size: number,
+  ): Promise<UploadResult> {
+    const target = originOf(entry.url);
+    let res: Response;
+    try {
+      res = await fetch(entry.url, {
+        method: 'PUT',
+        headers: { 'content-type': entry.headers['Content-Type'], 'content-length': String(size) },
+        // A Node stream is an async iterable of bytes, which fetch streams (`duplex: 'half'`).
+        body: body as unknown as RequestInit['body'],
+        duplex: 'half',
+      } as RequestInit);
+    } catch (err) {
+      if (!Buffer.isBuffer(body)) (body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      throw new NetworkError(`upload of ${entry.path} to ${target} failed (${describeCause(err)})`, {
+        cause: err,
+      });
+    }
+    return parseAnswer<UploadResult>(res, target);
+  }
+
   // ---- sign-in and account ------------------------------------------------------------------
   requestCode(email: string) {
     return this.call('POST', '/api/auth/agent/request-code', { email });
@@ -132,27 +262,31 @@ export class ApiClient {
     );
   }
   account() {
-    return this.call('GET', '/api/v1/account');
+    return this.call<Account>('GET', '/api/v1/account');
   }
 
   // ---- sites -------------------------------------------------------------------------------
   createSite(files: ManifestFile[], viewer?: Json) {
     return this.call<PublishResponse>('POST', '/api/v1/publish', { files, ...(viewer ? { viewer } : {}) });
   }
-  updateSite(slug: string, files: ManifestFile[], options: { baseVersionId?: string | null; viewer?: Json } = {}) {
+  updateSite(
+    slug: string,
+    files: ManifestFile[],
+    options: { baseVersionId?: string | null; viewer?: Json } = {},
+  ) {
     return this.call<PublishResponse>('PUT', `/api/v1/publish/${enc(slug)}`, { files, ...options });
   }
   finalize(slug: string, versionId: string) {
     return this.call<FinalizeResponse>('POST', `/api/v1/publish/${enc(slug)}/finalize`, { versionId });
   }
   getSite(slug: string) {
-    return this.call('GET', `/api/v1/publish/${enc(slug)}`);
+    return this.call<SiteDetails>('GET', `/api/v1/publish/${enc(slug)}`);
   }
   listSites(options: { limit?: number; cursor?: string } = {}) {
     const q = new URLSearchParams();
     if (options.limit !== undefined) q.set('limit', String(options.limit));
     if (options.cursor !== undefined) q.set('cursor', options.cursor);
-    return this.call('GET', `/api/v1/publishes${q.size > 0 ? `?${q}` : ''}`);
+    return this.call<SiteList>('GET', `/api/v1/publishes${q.size > 0 ? `?${q}` : ''}`);
   }
   deleteSite(slug: string) {
     return this.call('DELETE', `/api/v1/publish/${enc(slug)}`);
@@ -167,15 +301,21 @@ export class ApiClient {
     return this.call('PATCH', `/api/v1/publish/${enc(slug)}/metadata`, patch);
   }
   versions(slug: string) {
-    return this.call('GET', `/api/v1/publish/${enc(slug)}/versions`);
+    return this.call<{ versions: VersionSummary[] }>('GET', `/api/v1/publish/${enc(slug)}/versions`);
   }
   restoreVersion(slug: string, versionId: string) {
-    return this.call('POST', `/api/v1/publish/${enc(slug)}/versions/${enc(versionId)}/restore`);
+    return this.call<{ slug: string; siteUrl: string; versionId: string; status: string }>(
+      'POST',
+      `/api/v1/publish/${enc(slug)}/versions/${enc(versionId)}/restore`,
+    );
   }
 
   // ---- variables, proxy hosts --------------------------------------------------------------
   listVariables(slug: string) {
-    return this.call('GET', `/api/v1/publish/${enc(slug)}/variables`);
+    return this.call<{ variables: Array<{ name: string; createdAt: string; updatedAt: string }> }>(
+      'GET',
+      `/api/v1/publish/${enc(slug)}/variables`,
+    );
   }
   setVariables(slug: string, values: Record<string, string>) {
     return this.call('PUT', `/api/v1/publish/${enc(slug)}/variables`, values);
@@ -184,7 +324,10 @@ export class ApiClient {
     return this.call('DELETE', `/api/v1/publish/${enc(slug)}/variables/${enc(name)}`);
   }
   listProxyHosts(slug: string) {
-    return this.call('GET', `/api/v1/publish/${enc(slug)}/proxy-hosts`);
+    return this.call<{ hosts: Array<{ hostname: string; createdAt: string; updatedAt: string }> }>(
+      'GET',
+      `/api/v1/publish/${enc(slug)}/proxy-hosts`,
+    );
   }
   setProxyHosts(slug: string, hosts: string[]) {
     return this.call('PUT', `/api/v1/publish/${enc(slug)}/proxy-hosts`, { hosts });
@@ -195,7 +338,7 @@ export class ApiClient {
 
   // ---- handle, domains, links --------------------------------------------------------------
   getHandle() {
-    return this.call('GET', '/api/v1/handle');
+    return this.call<{ handle: string | null; url: string | null }>('GET', '/api/v1/handle');
   }
   setHandle(handle: string) {
     return this.call('PUT', '/api/v1/handle', { handle });
@@ -204,22 +347,30 @@ export class ApiClient {
     return this.call('DELETE', '/api/v1/handle');
   }
   addDomain(domain: string) {
-    return this.call('POST', '/api/v1/domains', { domain });
+    return this.call<{
+      domain: string;
+      status: string;
+      dns: { instructions: string; records: DnsRecord[] };
+      message: string;
+    }>('POST', '/api/v1/domains', { domain });
   }
   verifyDomain(domain: string) {
-    return this.call('POST', `/api/v1/domains/${enc(domain)}/verify`);
+    return this.call<{ domain: string; status: string; verified: boolean; message: string }>(
+      'POST',
+      `/api/v1/domains/${enc(domain)}/verify`,
+    );
   }
   listDomains() {
-    return this.call('GET', '/api/v1/domains');
+    return this.call<{ domains: DomainSummary[]; total: number }>('GET', '/api/v1/domains');
   }
   deleteDomain(domain: string) {
     return this.call('DELETE', `/api/v1/domains/${enc(domain)}`);
   }
   listLinks() {
-    return this.call('GET', '/api/v1/links');
+    return this.call<{ links: Link[] }>('GET', '/api/v1/links');
   }
   createLink(link: { slug: string; domain?: string; location?: string }) {
-    return this.call('POST', '/api/v1/links', link);
+    return this.call<Link>('POST', '/api/v1/links', link);
   }
   deleteLink(id: string) {
     return this.call('DELETE', `/api/v1/links/${enc(id)}`);
@@ -233,11 +384,22 @@ export class ApiClient {
     );
   }
   portal() {
-    return this.call<{ portalUrl: string; status: string; currentEnd: string | null }>('POST', '/api/billing/portal');
+    return this.call<{ portalUrl: string; status: string; currentEnd: string | null }>(
+      'POST',
+      '/api/billing/portal',
+    );
   }
 }
 
 const enc = encodeURIComponent;
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
 
 function describeCause(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -251,7 +413,9 @@ export async function parseAnswer<T>(res: Response, server: string): Promise<T> 
   try {
     json = text === '' ? {} : JSON.parse(text);
   } catch {
-    throw new NetworkError(`${server} answered HTTP ${res.status} with something that is not the Slipway API`);
+    throw new NetworkError(
+      `${server} answered HTTP ${res.status} with something that is not the Slipway API`,
+    );
   }
   if (!res.ok) {
     const body = json !== null && typeof json === 'object' ? (json as Json) : {};

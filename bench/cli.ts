@@ -1,0 +1,215 @@
+// `npm run bench:cli`: the `slipway` command end to end, as a user runs it, against a service started as a
+// child process (embedded set, loopback):
+// (1) `slipway publish <folder>` of 1000 files / 50 MB of random bytes (a new site each round; the
+//     folder walk, hashing, create, uploads and finalize all inside the timed command), at the default
+//     8 parallel uploads and at 16 (DESIGN.md's publish target is measured with 16);
+// (2) `slipway publish` of the same folder after changing one file (hashes sent: one upload);
+// (3) the CLI's own start-up: `slipway --help`, through tsx (src/) and compiled (a temporary build of
+//     dist/, never the repository's own dist/).
+// Medians (min-max) of `--rounds N` (default 5; start-up: 2 x N runs). Prints a table, writes
+// bench/out/cli.json.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { freePort, preferredMode, REPO_ROOT, signIn, startService } from './lib/service.js';
+
+const FILES = 1000;
+const TOTAL_BYTES = 50 * 1024 * 1024;
+const CONCURRENCIES = [8, 16];
+const TARGETS = { publishS: 3, republishS: 0.5 };
+
+interface Stats {
+  median: number;
+  min: number;
+  max: number;
+}
+
+const stats = (xs: number[]): Stats => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { median, min: s[0]!, max: s[s.length - 1]! };
+};
+const fmt = (st: Stats, digits = 3) =>
+  `${st.median.toFixed(digits)} (${st.min.toFixed(digits)}-${st.max.toFixed(digits)})`;
+
+/** 1000 random files of ~10 KB to ~90 KB adding up to exactly 50 MB, in 20 folders, plus index.html. */
+async function writeSite(dir: string): Promise<string[]> {
+  const weights = Array.from({ length: FILES }, () => 0.2 + Math.random() * 1.6);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const sizes = weights.map((w) => Math.max(1, Math.floor((w / sum) * TOTAL_BYTES)));
+  sizes[0]! += TOTAL_BYTES - sizes.reduce((a, b) => a + b, 0);
+  const paths: string[] = [];
+  for (const [i, size] of sizes.entries()) {
+    const path = i === 0 ? 'index.html' : `dir-${i % 20}/file-${i}.bin`;
+    await mkdir(join(dir, `dir-${i % 20}`), { recursive: true });
+    await writeFile(join(dir, path), randomBytes(size));
+    paths.push(path);
+  }
+  return paths;
+}
+
+/** Runs the CLI to the end; seconds of wall time and the --json document. */
+async function timed(
+  command: string[],
+  env: Record<string, string>,
+): Promise<{ seconds: number; json: Record<string, unknown> }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, command, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const seconds = (performance.now() - t0) / 1000;
+  if (code !== 0) throw new Error(`${command.join(' ')} exited ${code}: ${stderr}`);
+  let json: Record<string, unknown> = {};
+  try {
+    json = JSON.parse(stdout) as Record<string, unknown>;
+  } catch {}
+  return { seconds, json };
+}
+
+/** A compiled copy of the CLI in a temp folder (own dist/, package.json, node_modules link). */
+async function buildDist(root: string): Promise<string> {
+  execFileSync(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      join(REPO_ROOT, 'tsconfig.build.json'),
+      '--outDir',
+      join(root, 'dist'),
+      '--tsBuildInfoFile',
+      join(root, 'tsbuildinfo'),
+    ],
+    { stdio: 'inherit' },
+  );
+  await cp(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
+  await symlink(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  return join(root, 'dist', 'cli', 'main.js');
+}
+
+function parseRounds(argv: string[]): number {
+  const i = argv.indexOf('--rounds');
+  if (i === -1) return 5;
+  const n = Number(argv[i + 1]);
+  if (!Number.isInteger(n) || n < 1) throw new Error('--rounds needs a whole number >= 1');
+  return n;
+}
+
+async function main(): Promise<void> {
+  const rounds = parseRounds(process.argv.slice(2));
+  const work = await mkdtemp(join(tmpdir(), 'slipway-bench-cli-'));
+  const mode = preferredMode();
+  const dataDir = join(work, 'data');
+  await mkdir(dataDir);
+  const service = await startService({
+    dataDir,
+    port: await freePort(),
+    mode,
+    env: { PLAN_FREE_MAX_STORAGE_BYTES: String(100 * 1024 * 1024 * 1024), PLAN_FREE_MAX_SITES: '100000' },
+  });
+  try {
+    const key = await signIn(service.url, dataDir, 'bench-cli@example.com');
+    const env = {
+      SLIPWAY_URL: service.url,
+      SLIPWAY_API_KEY: key,
+      XDG_CONFIG_HOME: join(work, 'config'),
+    };
+    process.stderr.write('building a temporary dist/ for the start-up figure\n');
+    const distMain = await buildDist(join(work, 'build'));
+    const tsxMain = ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src', 'cli', 'main.ts')];
+    const cli = [distMain];
+
+    const publish: Record<number, number[]> = Object.fromEntries(CONCURRENCIES.map((n) => [n, []]));
+    const republish: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const site = join(work, `site-${r}`);
+      await mkdir(site);
+      const paths = await writeSite(site);
+      for (const n of CONCURRENCIES) {
+        // A new site each time: forget the folder's state.
+        await rm(join(site, '.slipway'), { recursive: true, force: true });
+        const res = await timed([...cli, 'publish', site, '--json', '--concurrency', String(n)], env);
+        if (res.json.uploaded !== FILES)
+          throw new Error(`uploaded ${String(res.json.uploaded)}, not ${FILES}`);
+        publish[n]!.push(res.seconds);
+        process.stderr.write(`round ${r + 1}: publish (${n} parallel) ${res.seconds.toFixed(3)} s\n`);
+      }
+      const changed = paths[1 + Math.floor(Math.random() * (paths.length - 1))]!;
+      await writeFile(join(site, changed), randomBytes(40_000));
+      const res = await timed([...cli, 'publish', site, '--json'], env);
+      if (res.json.uploaded !== 1) throw new Error(`re-publish uploaded ${String(res.json.uploaded)}, not 1`);
+      republish.push(res.seconds);
+      process.stderr.write(`round ${r + 1}: re-publish ${res.seconds.toFixed(3)} s\n`);
+      await rm(site, { recursive: true, force: true });
+    }
+
+    const startup = { tsx: [] as number[], dist: [] as number[] };
+    for (let i = 0; i < rounds * 2; i++) {
+      startup.tsx.push((await timed([...tsxMain, '--help'], env)).seconds * 1000);
+      startup.dist.push((await timed([distMain, '--help'], env)).seconds * 1000);
+    }
+
+    const rows: string[][] = [['what', 'median (min-max)', 'target']];
+    for (const n of CONCURRENCIES) {
+      rows.push([
+        `slipway publish, 1000 files / 50 MB, ${n} parallel (s)`,
+        fmt(stats(publish[n]!)),
+        `<= ${TARGETS.publishS}`,
+      ]);
+    }
+    rows.push(['slipway publish, one file changed (s)', fmt(stats(republish)), `<= ${TARGETS.republishS}`]);
+    rows.push(['slipway --help via tsx (ms)', fmt(stats(startup.tsx), 0), '']);
+    rows.push(['slipway --help compiled (ms)', fmt(stats(startup.dist), 0), '']);
+    console.log(
+      `(service: ${mode}; CLI: compiled; ${cpus().length} cores; load ${loadavg()[0]!.toFixed(2)})`,
+    );
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+    for (const r of rows)
+      console.log(
+        r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '),
+      );
+
+    const out = {
+      date: new Date().toISOString(),
+      node: process.version,
+      service: mode,
+      cpus: cpus().length,
+      rounds,
+      files: FILES,
+      totalBytes: TOTAL_BYTES,
+      targets: TARGETS,
+      publish: Object.fromEntries(
+        CONCURRENCIES.map((n) => [n, { ...stats(publish[n]!), seconds: publish[n] }]),
+      ),
+      republish: { ...stats(republish), seconds: republish },
+      startupMs: {
+        tsx: { ...stats(startup.tsx), runs: startup.tsx },
+        dist: { ...stats(startup.dist), runs: startup.dist },
+      },
+    };
+    await mkdir(join(REPO_ROOT, 'bench', 'out'), { recursive: true });
+    await writeFile(join(REPO_ROOT, 'bench', 'out', 'cli.json'), `${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    await service.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,89 @@
+// `slipway domains add | verify | list | delete`: custom domains and the DNS records they need.
+
+import type { Command } from 'commander';
+import type { DnsRecord } from '../../client/api.js';
+import { formatDate, type Output } from '../output.js';
+import { action } from '../session.js';
+
+function recordsTable(out: Output, records: DnsRecord[]): void {
+  out.table(
+    ['TYPE', 'NAME', 'VALUE'],
+    records.map((r) => [r.type, r.name, r.value]),
+  );
+  for (const r of records) if (r.note) out.line(`  ${r.type} ${r.name}: ${r.note}`);
+}
+
+export function registerDomains(program: Command): void {
+  const domains = program.command('domains').description('manage custom domains');
+
+  domains
+    .command('add')
+    .description('add a domain and print the DNS records to create')
+    .argument('<domain>')
+    .addHelpText('after', '\nExamples:\n  slipway domains add www.example.com')
+    .action(
+      action(async (session, [domain]) => {
+        const { out } = session;
+        const res = await (await session.authed()).addDomain(domain!);
+        out.result(res, () => {
+          out.line(res.dns.instructions);
+          out.line();
+          recordsTable(out, res.dns.records);
+        });
+      }),
+    );
+
+  domains
+    .command('verify')
+    .description('check the DNS records; the domain is served once they are right')
+    .argument('<domain>')
+    .addHelpText('after', '\nExamples:\n  slipway domains verify www.example.com')
+    .action(
+      action(async (session, [domain]) => {
+        const { out } = session;
+        const client = await session.authed();
+        const res = await client.verifyDomain(domain!);
+        if (out.json) return out.result(res, () => {});
+        out.line(res.message);
+        if (res.verified) return;
+        // The list carries the TXT record; the CNAME target is named in the message above.
+        const entry = (await client.listDomains()).domains.find((d) => d.domain === res.domain);
+        if (!entry) return;
+        out.line();
+        recordsTable(out, [
+          { type: 'TXT', name: entry.verificationTxtName, value: entry.verificationTxtValue },
+        ]);
+      }),
+    );
+
+  domains
+    .command('list')
+    .description('list your domains')
+    .addHelpText('after', '\nExamples:\n  slipway domains list --json')
+    .action(
+      action(async (session) => {
+        const { out } = session;
+        const res = await (await session.authed()).listDomains();
+        out.result(res, () => {
+          if (res.domains.length === 0) return out.line('No custom domains.');
+          out.table(
+            ['DOMAIN', 'STATUS', 'TLS', 'VERIFIED'],
+            res.domains.map((d) => [d.domain, d.status, d.sslStatus, formatDate(d.verifiedAt)]),
+          );
+        });
+      }),
+    );
+
+  domains
+    .command('delete')
+    .description('remove a domain (and every link to it)')
+    .argument('<domain>')
+    .addHelpText('after', '\nExamples:\n  slipway domains delete www.example.com')
+    .action(
+      action(async (session, [domain]) => {
+        const { out } = session;
+        const res = await (await session.authed()).deleteDomain(domain!);
+        out.result(res, () => out.line(`Removed ${domain}.`));
+      }),
+    );
+}

@@ -1,0 +1,354 @@
+// `slipway publish <dir|file>`: collect, publish through src/client/publish.ts, remember the site in
+// .slipway/state.json, print the site URL (stdout) with progress and notes on stderr.
+
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type ApiClient, ApiClientError } from '../../client/api.js';
+import type { LocalFile, PublishEvent, PublishOutcome } from '../../client/publish.js';
+import { serverId } from '../credentials.js';
+import { formatBytes, type Output, reportFailure, UserError } from '../output.js';
+import { action, type Session } from '../session.js';
+import { readState, type SiteState, statePath, writeState } from '../state.js';
+
+interface PublishFlags {
+  slug?: string;
+  title?: string;
+  ttl?: number;
+  concurrency: number;
+  force?: boolean;
+}
+
+/** Parses a whole number >= 1 (commander option parser). */
+export function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('expected a whole number >= 1');
+  return Number(value);
+}
+
+export function registerPublish(program: Command): void {
+  program
+    .command('publish')
+    .description('publish a folder (or a single file) and print the site URL')
+    .argument('<path>', 'folder or file to publish')
+    .option('--slug <slug>', 'update this site (default: the one .slipway/state.json remembers)')
+    .option('--title <title>', 'site title')
+    .option(
+      '--ttl <seconds>',
+      'make the site expire this many seconds from now (needs an account)',
+      positiveInt,
+    )
+    .option('--concurrency <n>', 'parallel uploads', positiveInt, 8)
+    .option(
+      '--force',
+      'replace the live version even if someone published since this folder was last published',
+    )
+    .addHelpText(
+      'after',
+      `
+Skipped: .git, node_modules, .slipway, hidden files except .well-known, and whatever .slipwayignore
+(gitignore syntax) names; "!name" in .slipwayignore publishes a hidden file after all.
+
+Examples:
+  slipway publish ./dist                      # new site, or the site this folder was published to
+  slipway publish ./dist --slug bright-fox-42 # update a given site
+  slipway publish report.pdf --ttl 86400      # one file, expires in a day
+  slipway publish ./dist --json               # {"slug", "siteUrl", "uploaded", "skipped", ...}`,
+    )
+    .action(action<PublishFlags>(publish));
+}
+
+async function publish(session: Session, [target]: string[], flags: PublishFlags): Promise<void> {
+  const { out } = session;
+  const started = performance.now();
+  const abs = resolve(target!);
+  const info = await stat(abs).catch(() => undefined);
+  if (!info || (!info.isDirectory() && !info.isFile())) {
+    throw new UserError(`${target} is not a folder or a file`, { code: 'NO_SUCH_PATH' });
+  }
+  const isDir = info.isDirectory();
+  const { collectDirectory, collectFile, publishFiles } = await import('../../client/publish.js');
+  const all = isDir ? await collectDirectory(abs) : await collectFile(abs);
+  const files = all.filter((f) => f.size > 0);
+  const empty = all.filter((f) => f.size === 0);
+  if (empty.length > 0) {
+    out.note(`skipping ${empty.length} empty file(s) (the service stores no empty files): ${listed(empty)}`);
+  }
+  if (files.length === 0) {
+    throw new UserError(`nothing to publish in ${target}`, {
+      code: 'NOTHING_TO_PUBLISH',
+      hint: 'Every file is empty, hidden or ignored (.slipwayignore).',
+    });
+  }
+
+  const stateFile = statePath(isDir ? { dir: abs } : { file: abs });
+  const saved = await readState(stateFile);
+  const here = saved && serverId(saved.server) === serverId(session.server) ? saved : undefined;
+  const client = session.client;
+  let slug = flags.slug ?? here?.slug;
+  let fromState = flags.slug === undefined && here !== undefined;
+
+  if (!client.apiKey) {
+    if (flags.slug !== undefined) await session.authed();
+    if (flags.ttl !== undefined) {
+      throw new UserError('--ttl needs an account: anonymous sites expire after 24 hours', {
+        code: 'NOT_LOGGED_IN',
+        hint: 'Run `slipway login` first.',
+      });
+    }
+    if (here) {
+      out.note(`note: without a key this publishes a new anonymous site; ${here.slug} is not updated.`);
+      if (here.claimUrl)
+        out.note(
+          `  keep ${here.slug}: run \`slipway login\` then \`slipway claim\`, or open ${here.claimUrl}`,
+        );
+    }
+    slug = undefined;
+    fromState = false;
+  } else if (here?.claimToken && slug === here.slug) {
+    if (!(await claimBeforeUpdate(session, client, here, stateFile))) {
+      if (flags.slug !== undefined)
+        throw new UserError(`${here.slug} cannot be claimed or updated with your key`);
+      slug = undefined;
+      fromState = false;
+    }
+  }
+  const baseVersionId = flags.force || !here || here.slug !== slug ? undefined : here.versionId;
+
+  const progress = await createProgress(out);
+  let earlyState: Promise<void> = Promise.resolve();
+  let planSlug: string | undefined;
+  const onEvent = (e: PublishEvent) => {
+    if (e.kind === 'plan' && e.slug) {
+      planSlug = e.slug;
+      // A new owned site is remembered at once: a rerun after an interruption updates it, and the
+      // server skips what was uploaded already.
+      if (client.apiKey && e.slug !== slug) {
+        earlyState = writeState(stateFile, { slug: e.slug, versionId: null, server: session.server }).catch(
+          () => {},
+        );
+      }
+    }
+    progress.handle(e);
+  };
+  const attempt = (site: string | undefined, base: string | null | undefined) =>
+    publishFiles(client, files, {
+      ...(site !== undefined ? { slug: site, baseVersionId: base } : {}),
+      ...(flags.title !== undefined ? { title: flags.title } : {}),
+      ...(flags.ttl !== undefined ? { ttlSeconds: flags.ttl } : {}),
+      concurrency: flags.concurrency,
+      onEvent,
+    });
+
+  let outcome: PublishOutcome;
+  try {
+    try {
+      outcome = await attempt(slug, baseVersionId);
+    } catch (err) {
+      // The remembered site is gone (deleted, or an anonymous site that expired): start a new one.
+      if (!(fromState && err instanceof ApiClientError && err.status === 404)) throw err;
+      progress.stop();
+      out.note(`note: ${slug} no longer exists (deleted or expired); publishing a new site`);
+      slug = undefined;
+      outcome = await attempt(undefined, undefined);
+    }
+  } catch (err) {
+    progress.stop();
+    await earlyState;
+    if (err instanceof ApiClientError && err.code === 'SECRET_DETECTED') {
+      process.exitCode = reportFailure(out, err, () =>
+        printFindings(out, err, planSlug ?? slug ?? '<slug>', !client.apiKey),
+      );
+      return;
+    }
+    if (err instanceof ApiClientError && err.code === 'VERSION_CONFLICT') {
+      throw new ApiClientError(err.status, {
+        ...err.body,
+        hint: `${slug} changed since this folder was last published (another publish or a rollback); run \`slipway publish ${target} --force\` to replace it anyway.`,
+      });
+    }
+    throw err;
+  }
+  progress.stop();
+  await earlyState;
+
+  const state: SiteState = { slug: outcome.slug, versionId: outcome.versionId, server: session.server };
+  if (outcome.claimToken) state.claimToken = outcome.claimToken;
+  if (outcome.claimUrl) state.claimUrl = outcome.claimUrl;
+  if (outcome.anonymous && outcome.expiresAt) state.expiresAt = outcome.expiresAt;
+  await writeState(stateFile, state);
+
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  out.note(
+    `published ${files.length} file(s) to ${outcome.slug}: ${outcome.uploaded} uploaded, ${outcome.skipped} unchanged (${seconds} s)`,
+  );
+  if (outcome.anonymous) {
+    out.note(`warning: this site is anonymous and will be deleted in 24 hours (${outcome.expiresAt ?? ''}).`);
+    out.note(`claim it to keep it: ${outcome.claimUrl ?? ''}`);
+    out.note('  or run `slipway login` then `slipway claim` in this folder.');
+  }
+  const doc: Record<string, unknown> = {
+    slug: outcome.slug,
+    siteUrl: outcome.siteUrl,
+    versionId: outcome.versionId,
+    status: outcome.status,
+    uploaded: outcome.uploaded,
+    skipped: outcome.skipped,
+    anonymous: outcome.anonymous,
+  };
+  if (outcome.claimUrl) doc.claimUrl = outcome.claimUrl;
+  if (outcome.expiresAt) doc.expiresAt = outcome.expiresAt;
+  out.result(doc, () => out.line(outcome.siteUrl));
+}
+
+/**
+ * Claims the anonymous site this folder published before updating it with the user's key. False when
+ * it is neither claimable nor already the user's (expired, claimed by someone else).
+ */
+async function claimBeforeUpdate(
+  session: Session,
+  client: ApiClient,
+  here: SiteState,
+  stateFile: string,
+): Promise<boolean> {
+  const { claimToken: token, claimUrl: _url, expiresAt: _expires, ...kept } = here;
+  try {
+    await client.claimSite(here.slug, token!);
+    session.out.note(`claimed ${here.slug} into your account (it no longer expires)`);
+  } catch (err) {
+    if (!(err instanceof ApiClientError) || err.status >= 500) throw err;
+    // Already claimed by this account (e.g. in the browser) is fine too.
+    const mine = await client.getSite(here.slug).then(
+      () => true,
+      () => false,
+    );
+    if (!mine) {
+      session.out.note(`note: cannot claim ${here.slug} (${err.message}); publishing a new site`);
+      return false;
+    }
+  }
+  await writeState(stateFile, kept);
+  return true;
+}
+
+function listed(files: LocalFile[]): string {
+  const names = files.slice(0, 5).map((f) => f.path);
+  return files.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
+}
+
+interface Finding {
+  path: string;
+  type: string;
+  line: number;
+  suggestedVariableName: string;
+  suggestedProxyHosts: string[];
+}
+
+/** SECRET_DETECTED: each finding, the server's remediation steps and the commands that apply them. */
+function printFindings(out: Output, err: ApiClientError, slug: string, anonymous: boolean): void {
+  const findings = Array.isArray(err.body.detectedSecrets) ? (err.body.detectedSecrets as Finding[]) : [];
+  const remediation = (err.body.remediation ?? {}) as { steps?: string[] };
+  for (const f of findings) {
+    const hosts = f.suggestedProxyHosts ?? [];
+    const via = hosts.length > 0 ? ` via host ${hosts.join(',')}` : '';
+    out.note(`${f.path}:${f.line}  ${f.type}  -> use variable ${f.suggestedVariableName}${via}`);
+  }
+  const steps = remediation.steps ?? [];
+  if (steps.length > 0) {
+    out.note('To fix it:');
+    steps.forEach((step, i) => {
+      out.note(`  ${i + 1}. ${step}`);
+    });
+  }
+  const names = [...new Set(findings.map((f) => f.suggestedVariableName))];
+  const hosts = [...new Set(findings.flatMap((f) => f.suggestedProxyHosts ?? []))];
+  if (names.length > 0) {
+    out.note(
+      'Store the secret as a site variable and approve the host (the value is read from a prompt or stdin):',
+    );
+    if (anonymous)
+      out.note('  (these need an account: run `slipway login`, publish again and use the new slug)');
+    for (const name of names) out.note(`  slipway vars set ${slug} ${name}`);
+    for (const host of hosts) out.note(`  slipway hosts add ${slug} ${host}`);
+  }
+  out.note('Nothing was published.');
+}
+
+interface Progress {
+  handle(e: PublishEvent): void;
+  stop(): void;
+}
+
+/** A progress bar on a terminal (files, bytes, speed, ETA); plain lines on stderr otherwise. */
+async function createProgress(out: Output): Promise<Progress> {
+  if (!process.stderr.isTTY) {
+    return {
+      handle(e) {
+        if (e.kind === 'plan') {
+          out.note(`uploading ${e.uploads} file(s) (${formatBytes(e.bytes)}), ${e.skipped} unchanged`);
+        } else if (e.kind === 'retry') {
+          out.note(`retrying ${e.path || 'request'} (attempt ${e.attempt + 1}): ${e.reason}`);
+        } else if (e.kind === 'finalizing') {
+          out.note('finalizing');
+        }
+      },
+      stop() {},
+    };
+  }
+  const { default: cliProgress } = await import('cli-progress');
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: '{bar} {value}/{total} files | {done} of {size} | {speed}/s | ETA {etaText}',
+      barsize: 24,
+      hideCursor: true,
+      clearOnComplete: true,
+      fps: 10,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let running = false;
+  let totalBytes = 0;
+  let doneBytes = 0;
+  let startedAt = 0;
+  const payload = () => {
+    const elapsed = (performance.now() - startedAt) / 1000;
+    const speed = elapsed > 0 ? doneBytes / elapsed : 0;
+    const eta = speed > 0 ? Math.ceil((totalBytes - doneBytes) / speed) : 0;
+    return {
+      done: formatBytes(doneBytes),
+      size: formatBytes(totalBytes),
+      speed: formatBytes(Math.round(speed)),
+      etaText: speed > 0 ? `${eta} s` : '-',
+    };
+  };
+  return {
+    handle(e) {
+      if (e.kind === 'plan') {
+        if (e.uploads === 0) {
+          out.note(`nothing to upload: ${e.skipped} file(s) unchanged`);
+          return;
+        }
+        totalBytes = e.bytes;
+        startedAt = performance.now();
+        running = true;
+        bar.start(e.uploads, 0, payload());
+      } else if (e.kind === 'uploaded' && running) {
+        doneBytes += e.bytes;
+        bar.increment(1, payload());
+      } else if (e.kind === 'retry') {
+        process.stderr.write(
+          `\r\x1b[Kretrying ${e.path || 'request'} (attempt ${e.attempt + 1}): ${e.reason}\n`,
+        );
+      } else if (e.kind === 'finalizing' && running) {
+        bar.stop();
+        running = false;
+      }
+    },
+    stop() {
+      if (running) bar.stop();
+      running = false;
+    },
+  };
+}

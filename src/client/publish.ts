@@ -1,0 +1,415 @@
+// The publish workflow the CLI and the MCP server share (DESIGN 13): local files (skip rules,
+// .slipwayignore, streamed SHA-256 in parallel) -> manifest -> create or update -> upload what the
+// server does not hold yet (largest first, bounded parallelism, jittered retries on 5xx and network
+// errors, fresh addresses when they expired) -> finalize -> metadata. It reports progress as events and
+// prints nothing; the state of a published folder (.slipway/state.json) is the CLI's business.
+
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import mime from 'mime-types';
+import pLimit from 'p-limit';
+import {
+  type ApiClient,
+  ApiClientError,
+  NetworkError,
+  type PublishResponse,
+  type UploadEntry,
+} from './api.js';
+
+/** A file to publish: its manifest entry and a way to read its bytes (again, for a retry). */
+export interface LocalFile {
+  /** Path within the site, `/`-separated, no leading `/`. */
+  path: string;
+  size: number;
+  contentType: string;
+  /** SHA-256, 64 lowercase hex characters. */
+  hash: string;
+  /** The bytes: a fresh stream on every call, or a Buffer. */
+  open(): NodeJS.ReadableStream | Buffer;
+}
+
+export type PublishEvent =
+  | {
+      kind: 'plan';
+      uploads: number;
+      skipped: number;
+      /** Bytes to upload. */
+      bytes: number;
+      /** The site and its pending version (beyond the base shape: lets a caller remember a new slug early). */
+      slug?: string;
+      versionId?: string;
+    }
+  | { kind: 'uploaded'; path: string; bytes: number }
+  /** `path` is empty for a retried API call (update, finalize). */
+  | { kind: 'retry'; path: string; attempt: number; reason: string }
+  | { kind: 'finalizing' };
+
+export interface PublishOptions {
+  /** Update this site (needs the owner's key); without it a new site is created. */
+  slug?: string;
+  /** The version the update is based on; the server answers 409 VERSION_CONFLICT if the live one differs. */
+  baseVersionId?: string | null;
+  title?: string;
+  /** Expiry in seconds from now (owned sites only; anonymous sites expire after 24 h). */
+  ttlSeconds?: number;
+  /** Parallel uploads (default 8). */
+  concurrency?: number;
+  onEvent?: (e: PublishEvent) => void;
+}
+
+export interface PublishOutcome {
+  slug: string;
+  siteUrl: string;
+  versionId: string;
+  status: 'active';
+  /** Files whose bytes this run sent. */
+  uploaded: number;
+  /** Files the server already held (manifest files not uploaded). */
+  skipped: number;
+  anonymous: boolean;
+  claimUrl?: string;
+  claimToken?: string;
+  expiresAt?: string;
+}
+
+/** Parallel uploads unless the caller says otherwise. */
+export const DEFAULT_CONCURRENCY = 8;
+/** Files hashed at once while collecting a folder. */
+const HASH_CONCURRENCY = 16;
+/** Tries of one upload or API call on 5xx and network errors (the first one included). */
+const MAX_ATTEMPTS = 5;
+/** Backoff before retry n: up to BACKOFF_BASE_MS * 2^(n-1), capped, with jitter. */
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_CAP_MS = 8_000;
+/** How often expired upload addresses are replaced before giving up. */
+const MAX_REPLANS = 3;
+/** Bytes looked at to tell text from binary when the name gives no content type. */
+const SNIFF_BYTES = 8192;
+const READ_CHUNK_BYTES = 256 * 1024;
+
+/** Folders never published, at any depth (VCS data, dependencies, this tool's state). */
+const ALWAYS_SKIPPED = new Set(['.git', 'node_modules', '.slipway']);
+/**
+ * Rules applied before `.slipwayignore` (which can undo them with `!name`): hidden files and folders
+ * (`.env`, `.DS_Store`, `.slipwayignore` itself) stay private, except `.well-known` (RFC 8615).
+ */
+const DEFAULT_IGNORE_RULES = ['.*', '!.well-known', 'Thumbs.db'];
+export const IGNORE_FILE = '.slipwayignore';
+
+// ---- collecting files -------------------------------------------------------------------------
+
+/**
+ * Every file under `dir` that is published: skips `.git`, `node_modules`, `.slipway`, hidden files
+ * (but not `.well-known`) and what `.slipwayignore` (gitignore syntax) names; follows symbolic links.
+ * Files are hashed in parallel, each streamed. Sorted by path.
+ */
+export async function collectDirectory(dir: string): Promise<LocalFile[]> {
+  const rules = ignore().add(DEFAULT_IGNORE_RULES);
+  const ignoreText = await readFile(join(dir, IGNORE_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  rules.add(ignoreText);
+  const found = await walk(dir, rules);
+  const limit = pLimit(HASH_CONCURRENCY);
+  const files = await Promise.all(found.map(({ rel, abs }) => limit(() => hashFile(rel, abs))));
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** One file, published under its own name. */
+export async function collectFile(file: string): Promise<LocalFile[]> {
+  const info = await stat(file);
+  if (!info.isFile()) throw new Error(`${file} is not a file`);
+  return [await hashFile(basename(file), file)];
+}
+
+/** Files given as text or base64 (e.g. by an MCP client); a leading `./` or `/` is dropped from paths. */
+export function inlineFiles(
+  files: Array<{ path: string; content: string; encoding?: 'utf8' | 'base64' }>,
+): LocalFile[] {
+  return files.map((f) => {
+    const bytes = Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8');
+    const path = f.path.replace(/^(?:\.?\/)+/, '');
+    return {
+      path,
+      size: bytes.length,
+      contentType: contentTypeOf(path, bytes),
+      hash: createHash('sha256').update(bytes).digest('hex'),
+      open: () => bytes,
+    };
+  });
+}
+
+async function walk(root: string, rules: Ignore): Promise<Array<{ rel: string; abs: string }>> {
+  const out: Array<{ rel: string; abs: string }> = [];
+  // Real paths of the folders visited, so a symbolic link cycle ends.
+  const visited = new Set<string>();
+  const visit = async (absDir: string, relDir: string): Promise<void> => {
+    const real = await realpath(absDir);
+    if (visited.has(real)) return;
+    visited.add(real);
+    const entries = await readdir(absDir, { withFileTypes: true });
+    const subdirs: Array<Promise<void>> = [];
+    for (const entry of entries) {
+      const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
+      const abs = join(absDir, entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        const target = await stat(abs).catch(() => undefined);
+        if (!target) continue; // a dangling link
+        isDir = target.isDirectory();
+        isFile = target.isFile();
+      }
+      if (isDir) {
+        if (!ALWAYS_SKIPPED.has(entry.name) && !rules.ignores(`${rel}/`)) subdirs.push(visit(abs, rel));
+      } else if (isFile && !rules.ignores(rel)) {
+        out.push({ rel, abs });
+      }
+    }
+    await Promise.all(subdirs);
+  };
+  await visit(root, '');
+  return out;
+}
+
+async function hashFile(path: string, abs: string): Promise<LocalFile> {
+  const hasher = createHash('sha256');
+  let size = 0;
+  let head: Buffer | undefined;
+  for await (const chunk of createReadStream(abs, { highWaterMark: READ_CHUNK_BYTES })) {
+    const bytes = chunk as Buffer;
+    if (head === undefined) head = bytes.subarray(0, SNIFF_BYTES);
+    hasher.update(bytes);
+    size += bytes.length;
+  }
+  return {
+    path,
+    size,
+    contentType: contentTypeOf(path, head ?? Buffer.alloc(0)),
+    hash: hasher.digest('hex'),
+    open: () => createReadStream(abs, { highWaterMark: READ_CHUNK_BYTES }),
+  };
+}
+
+/**
+ * The content type from the file name (text types with `charset=utf-8`); a name without a known type
+ * (`_redirects`, `LICENSE`) is `text/plain; charset=utf-8` when its first bytes are UTF-8 text, else
+ * `application/octet-stream`.
+ */
+export function contentTypeOf(path: string, head: Buffer): string {
+  const byName = mime.contentType(basename(path));
+  if (byName) return byName;
+  return looksLikeText(head) ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+}
+
+function looksLikeText(head: Buffer): boolean {
+  if (head.includes(0)) return false;
+  try {
+    // `stream: true` tolerates a character cut in half at the end of the sample.
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---- publishing -------------------------------------------------------------------------------
+
+/**
+ * Creates a site (no `slug`) or a new version of one, uploads what the server asks for, finalizes, then
+ * sets `title` (on update) and `ttlSeconds` through the metadata endpoint. Empty files are left out (the
+ * service stores none). Throws ApiClientError (e.g. SECRET_DETECTED from finalize, VERSION_CONFLICT)
+ * or NetworkError; nothing goes live unless finalize succeeds.
+ */
+export async function publishFiles(
+  client: ApiClient,
+  files: LocalFile[],
+  options: PublishOptions = {},
+): Promise<PublishOutcome> {
+  const emit = options.onEvent ?? (() => {});
+  const manifestFiles = files.filter((f) => f.size > 0);
+  if (manifestFiles.length === 0) throw new Error('Nothing to publish: every file is empty.');
+  if (!client.apiKey && options.slug !== undefined) {
+    throw new Error('Updating a site needs its owner\u2019s API key; sign in first.');
+  }
+  if (!client.apiKey && options.ttlSeconds !== undefined) {
+    throw new Error('An expiry can only be set on an owned site; anonymous sites expire after 24 hours.');
+  }
+  const byPath = new Map(manifestFiles.map((f) => [f.path, f]));
+  const manifest = manifestFiles.map(({ path, size, contentType, hash }) => ({
+    path,
+    size,
+    contentType,
+    hash,
+  }));
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
+
+  const update = (slug: string, baseVersionId: string | null | undefined) =>
+    withRetries(
+      () =>
+        client.updateSite(slug, manifest, {
+          ...(baseVersionId !== undefined ? { baseVersionId } : {}),
+        }),
+      (attempt, reason) => emit({ kind: 'retry', path: '', attempt, reason: `update: ${reason}` }),
+    );
+  let answer: PublishResponse;
+  let baseVersionId = options.baseVersionId;
+  if (options.slug !== undefined) {
+    answer = await update(options.slug, baseVersionId);
+  } else {
+    // Only a 503 is retried: any other failure may have created the site, and a second one would be a twin.
+    answer = await withRetries(
+      () => client.createSite(manifest, options.title !== undefined ? { title: options.title } : undefined),
+      (attempt, reason) => emit({ kind: 'retry', path: '', attempt, reason: `create: ${reason}` }),
+      (err) => err instanceof ApiClientError && err.status === 503,
+    );
+    // A re-plan of a site this run created is an update of a site with no live version yet.
+    baseVersionId = null;
+  }
+  const slug = answer.slug;
+  emit({
+    kind: 'plan',
+    uploads: answer.upload.uploads.length,
+    skipped: answer.upload.skipped.length,
+    bytes: answer.upload.uploads.reduce((sum, u) => sum + (byPath.get(u.path)?.size ?? 0), 0),
+    slug,
+    versionId: answer.upload.versionId,
+  });
+
+  const uploaded = new Set<string>();
+  for (let replans = 0; ; replans++) {
+    const round = await uploadAll(client, answer.upload.uploads, byPath, concurrency, emit);
+    for (const path of round.uploaded) uploaded.add(path);
+    if (!round.expired) break;
+    // The addresses expired mid-way (they live 3600 s): a new pending version whose plan skips what is
+    // already stored, with fresh addresses for the rest. Anonymous sites cannot be updated.
+    if (!client.apiKey || replans >= MAX_REPLANS) throw round.expired;
+    emit({
+      kind: 'retry',
+      path: '',
+      attempt: replans + 1,
+      reason: 'upload addresses expired; asking for new ones',
+    });
+    answer = await update(slug, baseVersionId);
+  }
+
+  emit({ kind: 'finalizing' });
+  const versionId = answer.upload.versionId;
+  const done = await withRetries(
+    () => client.finalize(slug, versionId),
+    (attempt, reason) => emit({ kind: 'retry', path: '', attempt, reason: `finalize: ${reason}` }),
+  );
+
+  const patch: Record<string, unknown> = {};
+  if (options.slug !== undefined && options.title !== undefined) patch.title = options.title;
+  if (options.ttlSeconds !== undefined) patch.ttlSeconds = options.ttlSeconds;
+  if (Object.keys(patch).length > 0) await client.setMetadata(slug, patch);
+
+  const outcome: PublishOutcome = {
+    slug,
+    siteUrl: done.siteUrl,
+    versionId: done.versionId,
+    status: 'active',
+    uploaded: uploaded.size,
+    skipped: manifest.length - uploaded.size,
+    anonymous: answer.anonymous === true || answer.claimToken !== undefined,
+  };
+  if (answer.claimUrl !== undefined) outcome.claimUrl = answer.claimUrl;
+  if (answer.claimToken !== undefined) outcome.claimToken = answer.claimToken;
+  if (answer.expiresAt !== undefined) outcome.expiresAt = answer.expiresAt;
+  if (options.ttlSeconds !== undefined) {
+    const expiresAt = (await client.getSite(slug)).expiresAt;
+    if (expiresAt) outcome.expiresAt = expiresAt;
+  }
+  return outcome;
+}
+
+interface UploadRound {
+  uploaded: string[];
+  /** The refusal of an expired address, if one was met (the round then stops early). */
+  expired?: ApiClientError;
+}
+
+/** Uploads the entries, largest first, `concurrency` at a time; stops early on expiry or a fatal error. */
+async function uploadAll(
+  client: ApiClient,
+  entries: UploadEntry[],
+  byPath: Map<string, LocalFile>,
+  concurrency: number,
+  emit: (e: PublishEvent) => void,
+): Promise<UploadRound> {
+  const fileOf = (entry: UploadEntry): LocalFile => {
+    const file = byPath.get(entry.path);
+    if (!file) throw new Error(`The server asked for ${entry.path}, which is not in the manifest.`);
+    return file;
+  };
+  const ordered = [...entries].sort((a, b) => fileOf(b).size - fileOf(a).size);
+  const limit = pLimit(concurrency);
+  const uploaded: string[] = [];
+  let expired: ApiClientError | undefined;
+  let failure: unknown;
+  await Promise.all(
+    ordered.map((entry) =>
+      limit(async () => {
+        if (expired || failure) return;
+        const file = fileOf(entry);
+        try {
+          await withRetries(
+            () => client.upload(entry, file.open(), file.size),
+            (attempt, reason) => emit({ kind: 'retry', path: entry.path, attempt, reason }),
+          );
+          uploaded.push(entry.path);
+          emit({ kind: 'uploaded', path: entry.path, bytes: file.size });
+        } catch (err) {
+          if (isExpiredAddress(err)) expired ??= err;
+          else failure ??= err;
+        }
+      }),
+    ),
+  );
+  if (failure) throw failure;
+  return expired ? { uploaded, expired } : { uploaded };
+}
+
+/** CONTRACT "Uploads": an expired address answers 403 FORBIDDEN saying so. */
+function isExpiredAddress(err: unknown): err is ApiClientError {
+  return (
+    err instanceof ApiClientError &&
+    err.status === 403 &&
+    err.code === 'FORBIDDEN' &&
+    /expired/i.test(err.message)
+  );
+}
+
+/** 5xx answers and network failures are worth another try; 4xx answers are not. */
+function isTransient(err: unknown): boolean {
+  return err instanceof NetworkError || (err instanceof ApiClientError && err.status >= 500);
+}
+
+/** Runs `call`, retrying transient failures with exponential backoff and jitter. */
+async function withRetries<T>(
+  call: () => Promise<T>,
+  onRetry: (attempt: number, reason: string) => void,
+  retryable: (err: unknown) => boolean = isTransient,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS || !retryable(err)) throw err;
+      onRetry(attempt, describeFailure(err));
+      const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+      // "Equal jitter": at least half the ceiling, so retries never bunch up at zero.
+      await new Promise((resolve) => setTimeout(resolve, ceiling / 2 + Math.random() * (ceiling / 2)));
+    }
+  }
+}
+
+function describeFailure(err: unknown): string {
+  if (err instanceof ApiClientError) return `HTTP ${err.status} ${err.code}: ${err.message}`;
+  return (err as Error).message;
+}
