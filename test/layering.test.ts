@@ -15,7 +15,18 @@ const FORBIDDEN: Record<string, string[]> = {
   core: ['serve', 'http', 'context.ts', 'app.ts', 'server.ts'],
   serve: ['http', 'app.ts', 'server.ts'],
   // The API client and the CLI/MCP shells over it talk to the service over HTTP only (issue 13).
-  client: ['store', 'core', 'serve', 'http', 'shared', 'cli', 'config.ts', 'context.ts', 'app.ts', 'server.ts'],
+  client: [
+    'store',
+    'core',
+    'serve',
+    'http',
+    'shared',
+    'cli',
+    'config.ts',
+    'context.ts',
+    'app.ts',
+    'server.ts',
+  ],
   cli: ['store', 'core', 'serve', 'http', 'shared', 'config.ts', 'context.ts', 'app.ts', 'server.ts'],
 };
 
