@@ -40,9 +40,14 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    ctx.logger.info({ signal }, 'shutting down');
+    // The deadline first: nothing below (not even a log line to a closed stdout) may keep the process up.
     const timer = setTimeout(() => process.exit(1), 10_000);
     timer.unref();
+    try {
+      ctx.logger.info({ signal }, 'shutting down');
+    } catch {
+      // stdout gone (the parent closed the pipe): shut down all the same.
+    }
     await sweeper.stop();
     await app.close();
     await ctx.close();

@@ -63,8 +63,24 @@ test('npm start serves /healthz and sign-in works through DATA_DIR/outbox.log', 
     const exited = new Promise((r) => child.once('exit', r));
     process.kill(-child.pid!, 'SIGTERM');
     await exited;
+    // npm exits before its node child; the service must follow within its 10 s drain, not linger.
+    const deadline = Date.now() + 12_000;
+    while (Date.now() < deadline && groupAlive(child.pid!)) await new Promise((r) => setTimeout(r, 100));
+    const lingering = groupAlive(child.pid!);
+    if (lingering) process.kill(-child.pid!, 'SIGKILL');
+    assert.equal(lingering, false, 'the service process outlived SIGTERM by more than 12 s');
     child.stdout.destroy();
     child.stderr.destroy();
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+/** Whether any process of the group is still alive (signal 0 probes without signalling). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
