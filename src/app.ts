@@ -28,6 +28,7 @@ import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
 import { linkRoutes } from './http/links.js';
 import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { opsRoutes } from './http/ops.js';
+import { registerPages } from './http/pages.js';
 import { proxyRoutes } from './http/proxy.js';
 import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, registerRateLimit } from './http/rate-limit.js';
@@ -120,6 +121,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   await app.register(opsRoutes(ctx, metrics));
+  await registerPages(app, ctx.config);
   await app.register(authRoutes(ctx));
   await app.register(accountRoutes(ctx));
   const publishDeps: PublishDeps = {

@@ -17,21 +17,18 @@ import {
   receiveWebhook,
   testCheckoutState,
 } from '../core/billing.js';
-import { escapeHtml, HTML_TYPE, htmlDocument } from '../serve/pages.js';
+import { escapeHtml, raw } from '../shared/html.js';
 import { JSON_BODY_LIMIT_BYTES } from './json.js';
+import { sendPage as sendLayoutPage } from './pages.js';
 import { requireAccount } from './rate-limit.js';
 import { ErrorBody, NullableString, SECURITY } from './schemas.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 const TOKEN = Type.String({ maxLength: 300 });
 
+/** Billing pages carry tokens in their URL: no Referer leaves them. */
 function sendPage(reply: FastifyReply, status: number, title: string, bodyHtml: string) {
-  return reply
-    .code(status)
-    .header('content-type', HTML_TYPE)
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .send(htmlDocument(title, bodyHtml));
+  return sendLayoutPage(reply, status, title, raw(bodyHtml), { referrerPolicy: 'no-referrer' });
 }
 
 export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {

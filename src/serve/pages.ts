@@ -1,22 +1,17 @@
-// Built-in HTML pages of the site server (404, 410, 405, password form, ...), small and dependency-free.
+// Built-in HTML pages of the site server (404, 410, 405, password form, ...), in the service's shared
+// stylesheet (src/shared/html.ts), inlined: a site host serves no assets of the service.
 
 import type { OutgoingHttpHeaders } from 'node:http';
+import { APP_CSS, escapeHtml } from '../shared/html.js';
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-const STYLE =
-  'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:12vh auto;padding:0 1rem;color:#222}' +
-  'h1{font-size:1.5rem}.error{color:#b00020}input,button{font:inherit;padding:.4rem .6rem}' +
-  'label{display:block;margin:.5rem 0 .25rem}';
+export { escapeHtml };
 
 /** A complete HTML document; `bodyHtml` and `headHtml` must already be escaped. */
 export function htmlDocument(title: string, bodyHtml: string, headHtml = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title>${headHtml}
-<style>${STYLE}</style>
+<style>${APP_CSS}</style>
 </head><body>${bodyHtml}</body></html>
 `;
 }

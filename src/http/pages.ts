@@ -1,0 +1,143 @@
+// Web pages on the BASE_URL host (CONTRACT "Web pages"): the landing page `/`, `/llms.txt` for agents,
+// `/docs` (the API reference rendered from /api/openapi.json by swagger-ui, served locally), and the
+// shared stylesheet. Server-rendered with src/shared/html.ts; a strict Content-Security-Policy: nothing
+// is loaded from another host, no inline script or style.
+
+import { createHash } from 'node:crypto';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { APP_CSS, html, layout, type SafeHtml } from '../shared/html.js';
+
+export const STYLESHEET_PATH = `/assets/app-${createHash('sha256').update(APP_CSS).digest('hex').slice(0, 12)}.css`;
+
+/** CSP of the service's own pages: same-origin everything, no inline code, never framed. */
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export const NAV = [
+  { href: '/docs', label: 'API docs' },
+  { href: '/llms.txt', label: 'llms.txt' },
+];
+
+/** Sends a page in the shared layout with the pages' security headers. */
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: SafeHtml,
+  options: { referrerPolicy?: 'same-origin' | 'no-referrer' } = {},
+) {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', PAGE_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', options.referrerPolicy ?? 'same-origin')
+    .header('cache-control', 'no-store')
+    .send(layout({ title, body, stylesheet: STYLESHEET_PATH, nav: NAV }));
+}
+
+export interface PagesConfig {
+  baseUrl: string;
+  siteDomain: string;
+  scheme: string;
+}
+
+function landing(config: PagesConfig): SafeHtml {
+  const base = config.baseUrl;
+  return html`<h1>Slipway: publish a static site in one request and two uploads</h1>
+<p>Send a manifest of your files, upload the bytes to the addresses you get back, finalize: the site is live at
+<code>${config.scheme}://&lt;slug&gt;.${config.siteDomain}/</code>. No account needed to try it (anonymous sites last 24 hours
+and can be claimed); sign in by email for permanent sites, updates that upload only what changed, passwords,
+custom domains and more.</p>
+<h2>Three steps with curl</h2>
+<pre><code>printf '&lt;h1&gt;Hello&lt;/h1&gt;' &gt; index.html
+
+# 1. The manifest: paths, sizes, types (add "hash": sha256 to skip unchanged files on updates)
+curl -s ${base}/api/v1/publish -H 'content-type: application/json' \\
+  -d '{"files":[{"path":"index.html","size":14,"contentType":"text/html"}]}'
+
+# 2. Upload each file to its address from upload.uploads[] (one PUT per file)
+curl -s -X PUT '&lt;upload.uploads[0].url&gt;' -H 'content-type: text/html' --data-binary @index.html
+
+# 3. Finalize: the site is live at siteUrl
+curl -s ${base}/api/v1/publish/&lt;slug&gt;/finalize -H 'content-type: application/json' \\
+  -d '{"versionId":"&lt;upload.versionId&gt;"}'</code></pre>
+<h2>Command line</h2>
+<pre><code>npm run cli -- login                 # email, then the code you receive
+npm run cli -- publish ./dist        # prints the site URL; --json for scripts
+SLIPWAY_URL=${base} npm run cli -- list</code></pre>
+<h2>AI agents (MCP)</h2>
+<p><code>slipway mcp</code> serves the Model Context Protocol on stdio. A client configuration:</p>
+<pre><code>{ "mcpServers": { "slipway": { "command": "slipway", "args": ["mcp"],
+    "env": { "SLIPWAY_URL": "${base}" } } } }</code></pre>
+<p>Agents that read plain text: <a href="/llms.txt">/llms.txt</a>. Every endpoint: <a href="/docs">API reference</a>.</p>
+<h2>Secrets stay out of published files</h2>
+<p>Finalize refuses a site whose files expose a key or password, and says how to fix it: store the secret as an
+encrypted site variable and call the API through the site proxy with a <code>{{NAME}}</code> placeholder.</p>`;
+}
+
+function llmsTxt(config: PagesConfig): string {
+  const base = config.baseUrl;
+  return `# Slipway
+
+> Static-site hosting for people and agents. Publish a folder of files and get a URL at
+> ${config.scheme}://<slug>.${config.siteDomain}/. API base: ${base}. Reference: ${base}/api/openapi.json
+
+## Publish (no account needed; anonymous sites last 24 h and can be claimed)
+1. POST ${base}/api/v1/publish with {"files":[{"path","size","contentType","hash"?}]} (1-1000 files).
+   Answer: slug, siteUrl, upload.versionId, upload.uploads[] ({path, url, headers}), and for anonymous
+   publishes claimToken + claimUrl (shown once: keep them).
+2. PUT each file's bytes to its upload url with its Content-Type (exact size; sha256 checked if given).
+3. POST ${base}/api/v1/publish/<slug>/finalize with {"versionId"}. The site is live at siteUrl.
+Update an owned site: PUT ${base}/api/v1/publish/<slug> with the full manifest and hashes; unchanged
+files come back in upload.skipped and need no upload. Then finalize.
+
+## Accounts
+POST ${base}/api/auth/agent/request-code {"email"} -> a code XXXX-XXXX by mail;
+POST ${base}/api/auth/agent/verify-code {"email","code"} -> apiKey (shown once).
+Send "Authorization: Bearer <apiKey>". Claim: POST ${base}/api/v1/publish/<slug>/claim {"claimToken"}.
+
+## Secrets (finalize answers 400 SECRET_DETECTED)
+The body lists detectedSecrets[] (path, type, line, suggestedVariableName, suggestedProxyHosts) and
+remediation.steps. Ask the user before changing anything. If they agree: PUT
+${base}/api/v1/publish/<slug>/variables {"NAME":"value"}; PUT .../proxy-hosts {"hosts":["api.example.com"]};
+change the published copy to call POST ${base}/api/v1/proxy/<slug> {"url","method","headers","body"}
+with {{NAME}} where the secret was; update and finalize again. If they refuse, do not publish.
+
+## Limits
+Free: 500 sites, 200 MB storage, 200 MB per file, 1 custom domain, 60 requests/hour.
+Hobby: unlimited sites, 5 custom domains, a handle (<handle>.${config.siteDomain}), 200 requests/hour.
+Anonymous: 5 requests/hour per IP. Uploads to upload urls are not counted.
+Errors are JSON {error, code, status} with a hint when there is one.
+
+## Tools
+CLI: slipway publish <dir> (--json). MCP server: slipway mcp (stdio), tools publish_site, update_site,
+list_sites, get_site, delete_site, set_metadata, claim_site, set_variables, set_proxy_hosts.
+`;
+}
+
+export async function registerPages(app: FastifyInstance, config: PagesConfig): Promise<void> {
+  app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .header('content-type', 'text/css; charset=utf-8')
+      // The name carries the content's hash: a new stylesheet is a new URL.
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .send(APP_CSS),
+  );
+  app.get('/', { schema: { hide: true } }, async (_req, reply) =>
+    sendPage(reply, 200, 'Slipway: static-site hosting', landing(config)),
+  );
+  app.get('/llms.txt', { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .header('content-type', 'text/plain; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send(llmsTxt(config)),
+  );
+  // The API reference: swagger-ui's own assets, served from this service (no CDN), with its static CSP.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { deepLinking: true, docExpansion: 'list' },
+  });
+}

@@ -1,0 +1,83 @@
+// HTML for every page the service renders (web pages on the BASE_URL host, billing pages, the site
+// server's built-in pages): a tagged template that escapes every interpolation unless it is already
+// HTML, and the one shared layout and stylesheet. User data never reaches markup unescaped.
+
+/** Markup that is already safe (built by `html` or `raw`). */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+/** The five characters that matter in text and quoted attributes, as numeric references (`&#60;`). */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+type Interpolation = SafeHtml | string | number | boolean | null | undefined | Interpolation[];
+
+function render(value: Interpolation): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** `html\`<p>${userText}</p>\``: interpolations are escaped; arrays are joined; SafeHtml passes through. */
+export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
+  let out = strings[0] ?? '';
+  for (let i = 0; i < values.length; i++) out += render(values[i]!) + (strings[i + 1] ?? '');
+  return new SafeHtml(out);
+}
+
+/** Trusted markup from the code itself (never user data). */
+export const raw = (markup: string) => new SafeHtml(markup);
+
+/** The shared stylesheet: readable on a phone, visible focus, no external fonts or images. */
+export const APP_CSS = `
+:root{color-scheme:light dark;--fg:#1d1d1f;--muted:#5f6368;--bg:#fff;--panel:#f5f5f7;--accent:#0b57d0;--danger:#b3261e;--ok:#146c2e}
+@media (prefers-color-scheme:dark){:root{--fg:#e8eaed;--muted:#9aa0a6;--bg:#17181a;--panel:#222326;--accent:#8ab4f8;--danger:#f28b82;--ok:#81c995}}
+*{box-sizing:border-box}
+body{font:16px/1.55 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:var(--fg);background:var(--bg)}
+header.top{display:flex;gap:1rem;align-items:center;justify-content:space-between;padding:.75rem 1rem;border-bottom:1px solid var(--panel)}
+header.top a.brand{font-weight:700;text-decoration:none;color:var(--fg)}
+nav a{margin-left:1rem}
+main{max-width:52rem;margin:0 auto;padding:1.5rem 1rem 4rem}
+h1{font-size:1.6rem;line-height:1.25}h2{font-size:1.2rem;margin-top:2rem}
+a{color:var(--accent)}
+pre,code{font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
+pre{background:var(--panel);padding:.75rem 1rem;overflow-x:auto;border-radius:6px}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--panel);vertical-align:top}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input,select,button,textarea{font:inherit;padding:.45rem .6rem;border-radius:6px;border:1px solid var(--muted);background:var(--bg);color:var(--fg);max-width:100%}
+button,.button{cursor:pointer;background:var(--accent);color:var(--bg);border-color:var(--accent);text-decoration:none;display:inline-block}
+button.danger{background:var(--danger);border-color:var(--danger)}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+.muted{color:var(--muted)}.error{color:var(--danger)}.ok{color:var(--ok)}
+.panel{background:var(--panel);padding:1rem;border-radius:8px;margin:1rem 0}
+footer{max-width:52rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.9rem}
+`.trim();
+
+export interface LayoutOptions {
+  title: string;
+  body: SafeHtml;
+  /** A stylesheet URL (web pages, under a strict CSP); without it the CSS is inlined (site hosts). */
+  stylesheet?: string;
+  /** Navigation links for the header. */
+  nav?: Array<{ href: string; label: string }>;
+}
+
+/** A complete document in the shared layout. */
+export function layout(options: LayoutOptions): string {
+  const style = options.stylesheet
+    ? html`<link rel="stylesheet" href="${options.stylesheet}">`
+    : html`<style>${raw(APP_CSS)}</style>`;
+  const nav = options.nav ?? [];
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${options.title}</title>${style}</head>
+<body><header class="top"><a class="brand" href="/">Slipway</a><nav>${nav.map((n) => html`<a href="${n.href}">${n.label}</a>`)}</nav></header>
+<main>${options.body}</main></body></html>
+`.value;
+}

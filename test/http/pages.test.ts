@@ -1,0 +1,120 @@
+// Web pages on the BASE_URL host (CONTRACT "Web pages"): landing, /llms.txt, /docs and the OpenAPI
+// document behind it, the shared stylesheet, and the pages' security headers.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const SPEC_OPERATIONS = [
+  'post /api/auth/agent/request-code',
+  'post /api/auth/agent/verify-code',
+  'post /api/v1/publish',
+  'put /api/v1/publish/{slug}',
+  'get /api/v1/publish/{slug}',
+  'delete /api/v1/publish/{slug}',
+  'post /api/v1/publish/{slug}/finalize',
+  'post /api/v1/publish/{slug}/duplicate',
+  'post /api/v1/publish/{slug}/claim',
+  'patch /api/v1/publish/{slug}/metadata',
+  'get /api/v1/publish/{slug}/versions',
+  'post /api/v1/publish/{slug}/versions/{versionId}/restore',
+  'get /api/v1/publishes',
+  'get /api/v1/publish/{slug}/variables',
+  'put /api/v1/publish/{slug}/variables',
+  'delete /api/v1/publish/{slug}/variables/{name}',
+  'get /api/v1/publish/{slug}/proxy-hosts',
+  'put /api/v1/publish/{slug}/proxy-hosts',
+  'delete /api/v1/publish/{slug}/proxy-hosts/{hostname}',
+  'post /api/v1/proxy/{slug}',
+  'get /api/v1/handle',
+  'put /api/v1/handle',
+  'delete /api/v1/handle',
+  'post /api/v1/domains',
+  'get /api/v1/domains',
+  'post /api/v1/domains/{domain}/verify',
+  'delete /api/v1/domains/{domain}',
+  'get /api/v1/links',
+  'post /api/v1/links',
+  'delete /api/v1/links/{id}',
+  'get /api/v1/account',
+  'post /api/billing/checkout',
+  'post /api/billing/portal',
+  'post /api/billing/webhook',
+];
+
+describe('web pages', () => {
+  let t: TestApp;
+  let base: string;
+  before(async () => {
+    t = await startTestApp();
+    base = `http://localhost:${t.port}`;
+  });
+  after(() => t.close());
+
+  test('GET / is the landing page with this server’s real URLs, under a strict CSP', async () => {
+    const res = await fetch(`${t.url}/`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline/);
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    const body = await res.text();
+    assert.match(body, new RegExp(`curl -s ${base}/api/v1/publish `));
+    assert.match(body, new RegExp(`${base}/api/v1/publish/&lt;slug&gt;/finalize`));
+    assert.match(body, /slipway mcp/);
+    assert.doesNotMatch(body, /<script|style=|<style/, 'no inline script or style');
+    // Every URL on the page is this server's (no CDN, no other host).
+    for (const [, url] of body.matchAll(/(?:href|src)="([^"]+)"/g)) {
+      assert.ok(url!.startsWith('/') || url!.startsWith(base), `foreign URL ${url}`);
+    }
+    const css = /<link rel="stylesheet" href="([^"]+)">/.exec(body)?.[1];
+    assert.ok(css);
+    const sheet = await fetch(`${t.url}${css}`);
+    assert.equal(sheet.status, 200);
+    assert.match(sheet.headers.get('content-type') ?? '', /^text\/css/);
+    assert.match(sheet.headers.get('cache-control') ?? '', /immutable/);
+  });
+
+  test('GET /llms.txt is a plain-text guide for agents with the publish and remediation flows', async () => {
+    const res = await fetch(`${t.url}/llms.txt`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    assert.match(text, new RegExp(`POST ${base}/api/v1/publish with`));
+    assert.match(text, /SECRET_DETECTED/);
+    assert.match(text, /Ask the user/);
+    assert.match(text, /Free: 500 sites/);
+  });
+
+  test('GET /docs renders the OpenAPI document with assets served by this service', async () => {
+    const res = await fetch(`${t.url}/docs`, { redirect: 'follow' });
+    assert.equal(res.status, 200);
+    const body = await res.text();
+    assert.match(body, /swagger/i);
+    const assets = [...body.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(assets.length > 0);
+    for (const asset of assets) {
+      assert.ok(!/^https?:\/\//.test(asset) || asset.startsWith(base), `asset from another host: ${asset}`);
+      const url = new URL(asset, `${t.url}/docs/`).toString();
+      assert.equal((await fetch(url)).status, 200, url);
+    }
+  });
+
+  test('the OpenAPI document has every endpoint of the spec and CONTRACT with request and response schemas', async () => {
+    const doc = (await (await fetch(`${t.url}/api/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses?: Record<string, unknown>; requestBody?: unknown }>>;
+    };
+    const found = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m} ${path}`),
+    );
+    for (const op of SPEC_OPERATIONS) assert.ok(found.includes(op), `missing ${op}`);
+    for (const op of SPEC_OPERATIONS) {
+      const [method, path] = op.split(' ') as [string, string];
+      const entry = doc.paths[path]![method]!;
+      assert.ok(entry.responses && Object.keys(entry.responses).length > 0, `${op} has no responses`);
+    }
+    assert.ok(doc.paths['/api/v1/publish']!.post!.requestBody, 'create has a request schema');
+  });
+});
