@@ -35,6 +35,7 @@ import { limitRequest, registerRateLimit } from './http/rate-limit.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
+import { webRoutes } from './http/web.js';
 import { NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
@@ -135,6 +136,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   };
   await app.register(siteRoutes(publishDeps));
   await app.register(uploadRoutes(publishDeps));
+  await app.register(webRoutes(ctx, publishDeps));
   const secretDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, variablesKey: ctx.keys.variables };
   await app.register(variableRoutes(secretDeps));
   await app.register(proxyHostRoutes(secretDeps));

@@ -19,6 +19,8 @@ export interface ServerKeys {
   variables: Buffer;
   /** Signs billing portal links (`/billing/portal?token=`). */
   billingPortal: Buffer;
+  /** Keys the CSRF tokens of the web pages' forms. */
+  csrf: Buffer;
 }
 
 /** Reads `DATA_DIR/secrets.key` or creates it (32 random bytes, base64, mode 0600). */
@@ -52,6 +54,7 @@ export function deriveKeys(master: Buffer): ServerKeys {
     siteCookie: derive('site-cookie'),
     variables: derive('variables'),
     billingPortal: derive('billing-portal'),
+    csrf: derive('csrf'),
   };
 }
 

@@ -146,6 +146,44 @@ export async function verifyCode(
   return { apiKey, email, plan: 'free', isNewUser: true };
 }
 
+/**
+ * The web sign-in: checks the code exactly as verifyCode does, but issues no API key (the account's key,
+ * used by its CLI and scripts, stays valid); a new email gets an account without a key. The caller
+ * starts a browser session for the returned account.
+ */
+export async function verifyCodeForSession(
+  deps: SignInDeps,
+  rawEmail: string,
+  rawCode: string,
+): Promise<AccountRow> {
+  const email = normalizeEmail(rawEmail);
+  const code = rawCode.trim().toUpperCase();
+  if (!CODE_RE.test(code)) throw invalid('The code must look like XXXX-XXXX.');
+  const now = deps.clock.now();
+  const stored = await spendLoginAttempt(deps.db.kysely, email, now, MAX_CODE_ATTEMPTS);
+  const given = codeHash(deps.codeKey, email, code);
+  if (stored === undefined || stored !== given) throw invalid(WRONG_CODE);
+  if (!(await consumeLoginCode(deps.db.kysely, email, given))) throw invalid(WRONG_CODE);
+  const existing = await findAccountByEmail(deps.db.kysely, email);
+  if (existing) return withEffectivePlan(existing, now);
+  try {
+    await insertAccount(deps.db.kysely, {
+      id: newId('acct'),
+      email,
+      plan: 'free',
+      handle: null,
+      api_key_hash: null,
+      created_at: now,
+      updated_at: now,
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+  }
+  const account = await findAccountByEmail(deps.db.kysely, email);
+  if (!account) throw new Error('account vanished after sign-in');
+  return account;
+}
+
 /** The account of an `Authorization` header value, or undefined for a missing/malformed/unknown key. */
 export async function accountForAuthorization(
   db: Db,

@@ -220,6 +220,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('links_domain_idx').on('links').column('domain').execute();
     },
   },
+  /** Issue 14: browser sessions of the web pages (the cookie holds a random token; only its hash is stored). */
+  '006_sessions': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sessions_account_idx').on('sessions').column('account_id').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -164,6 +164,14 @@ export interface LinkTable {
   created_at: number;
 }
 
+/** A browser session of the web pages; the cookie's token is never stored, only its SHA-256. */
+export interface SessionTable {
+  token_hash: string;
+  account_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   login_codes: LoginCodeTable;
@@ -178,6 +186,7 @@ export interface Database {
   billing_events: BillingEventTable;
   domains: DomainTable;
   links: LinkTable;
+  sessions: SessionTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

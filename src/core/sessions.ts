@@ -1,0 +1,60 @@
+// Browser sessions of the web pages (issue 14): a random token in an HttpOnly cookie, stored only as a
+// hash, ended by sign-out (or expiry); and the CSRF token of the forms, bound to the session by an HMAC.
+
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../store/db/db.js';
+import { type AccountRow, findAccountById } from '../store/db/tables/account.js';
+import { withEffectivePlan } from './plans.js';
+import { hmacBase64Url, safeEqual, sha256Hex } from './secrets.js';
+
+export const SESSION_COOKIE = 'slipway_session';
+export const SESSION_TTL_MS = 30 * 24 * 3_600_000;
+
+export async function startSession(db: Db, accountId: string, now: number): Promise<string> {
+  const token = randomBytes(32).toString('base64url');
+  await db.kysely
+    .insertInto('sessions')
+    .values({
+      token_hash: sha256Hex(token),
+      account_id: accountId,
+      created_at: now,
+      expires_at: now + SESSION_TTL_MS,
+    })
+    .execute();
+  return token;
+}
+
+/** The signed-in account of a session token, or undefined (unknown, ended or expired). */
+export async function sessionAccount(
+  db: Db,
+  token: string | undefined,
+  now: number,
+): Promise<AccountRow | undefined> {
+  if (!token || token.length > 100) return undefined;
+  const row = await db.kysely
+    .selectFrom('sessions')
+    .select(['account_id', 'expires_at'])
+    .where('token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || Number(row.expires_at) <= now) return undefined;
+  const account = await findAccountById(db.kysely, row.account_id);
+  return account && withEffectivePlan(account, now);
+}
+
+export async function endSession(db: Db, token: string | undefined): Promise<void> {
+  if (!token) return;
+  await db.kysely.deleteFrom('sessions').where('token_hash', '=', sha256Hex(token)).execute();
+}
+
+/** The CSRF token of a form: bound to the session (or, before sign-in, to the pre-session cookie). */
+export const csrfTokenFor = (key: Buffer, sessionOrNonce: string) =>
+  hmacBase64Url(key, `csrf:${sessionOrNonce}`);
+
+export function csrfTokenValid(key: Buffer, sessionOrNonce: string | undefined, given: unknown): boolean {
+  return (
+    typeof sessionOrNonce === 'string' &&
+    sessionOrNonce !== '' &&
+    typeof given === 'string' &&
+    safeEqual(given, csrfTokenFor(key, sessionOrNonce))
+  );
+}

@@ -1,0 +1,269 @@
+// Web pages for people (issue 14): /login (email -> code -> a session cookie), /logout, /dashboard,
+// /claim. Server-rendered; every form carries a CSRF token bound to the session (or, before sign-in, to
+// a nonce cookie) and is refused when the browser says it came from another site. The session never
+// holds or shows the API key. Actions call the same core functions as the API.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { describeAccount } from '../core/account.js';
+import { ApiError } from '../core/errors.js';
+import type { PublishDeps } from '../core/publish.js';
+import {
+  csrfTokenFor,
+  csrfTokenValid,
+  endSession,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  sessionAccount,
+  startSession,
+} from '../core/sessions.js';
+import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/signin.js';
+import { claimSite, listSites } from '../core/sites.js';
+import { html, type SafeHtml } from '../shared/html.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import { sendPage } from './pages.js';
+
+const NONCE_COOKIE = 'slipway_csrf';
+const FORM_BODY_LIMIT = 16 * 1024;
+
+/** `a=1; b=2` -> {a: '1', b: '2'} (RFC 6265 §5.4; values are opaque tokens here). */
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** A path on this host to return to after sign-in (never another host: `//evil` and `/\evil` refused). */
+function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])/.test(next) && next.length < 500 ? next : '/dashboard';
+}
+
+export function webRoutes(ctx: AppContext, publishDeps: PublishDeps) {
+  const signInDeps: SignInDeps = {
+    db: ctx.db,
+    mailer: ctx.mailer,
+    clock: ctx.clock,
+    codeKey: ctx.keys.loginCode,
+    serviceName: 'Slipway',
+  };
+  const secure = ctx.config.scheme === 'https' ? '; Secure' : '';
+  const baseOrigin = new URL(ctx.config.baseUrl).origin;
+  const csrfKey = ctx.keys.csrf;
+
+  const cookie = (name: string, value: string, maxAgeS: number) =>
+    `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure}`;
+
+  /** The session token and account of a request (undefined when signed out). */
+  async function session(req: FastifyRequest) {
+    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    const account = await sessionAccount(ctx.db, token, ctx.clock.now());
+    return account && token ? { token, account } : undefined;
+  }
+
+  /** The pre-sign-in nonce (set when missing) for the login forms' CSRF token. */
+  function nonce(req: FastifyRequest, reply: FastifyReply): string {
+    const existing = parseCookies(req.headers.cookie)[NONCE_COOKIE];
+    if (existing && /^[A-Za-z0-9_-]{20,64}$/.test(existing)) return existing;
+    const fresh = csrfTokenFor(csrfKey, `nonce:${Date.now()}:${Math.random()}`).slice(0, 32);
+    reply.header('set-cookie', cookie(NONCE_COOKIE, fresh, 3600));
+    return fresh;
+  }
+
+  /** Forms are refused when the browser marks the request cross-site or its Origin is another site. */
+  function crossSite(req: FastifyRequest): boolean {
+    if (req.headers['sec-fetch-site'] === 'cross-site') return true;
+    const origin = req.headers.origin;
+    return origin !== undefined && origin !== 'null' && origin !== baseOrigin;
+  }
+
+  const refused = (reply: FastifyReply) =>
+    sendPage(
+      reply,
+      403,
+      'Form refused',
+      html`<h1>This form was refused</h1><p>It expired, or it was sent from another site. Nothing was changed.
+<a href="/login">Start again</a>.</p>`,
+    );
+
+  const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+  function loginForm(req: FastifyRequest, reply: FastifyReply, next: string, error?: string) {
+    const token = csrfTokenFor(csrfKey, nonce(req, reply));
+    return sendPage(
+      reply,
+      error ? 400 : 200,
+      'Sign in',
+      html`<h1>Sign in</h1>
+<p>We email you a code; no password.</p>
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<form method="post" action="/login">${csrfField(token)}<input type="hidden" name="next" value="${next}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required autofocus>
+<p><button type="submit">Send me a code</button></p></form>`,
+    );
+  }
+
+  function codeForm(req: FastifyRequest, reply: FastifyReply, email: string, next: string, error?: string) {
+    const token = csrfTokenFor(csrfKey, nonce(req, reply));
+    return sendPage(
+      reply,
+      error ? 400 : 200,
+      'Enter your code',
+      html`<h1>Check your email</h1>
+<p>We sent a code to <strong>${email}</strong>. It works once, for 10 minutes.</p>
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<form method="post" action="/login/code">${csrfField(token)}<input type="hidden" name="next" value="${next}">
+<input type="hidden" name="email" value="${email}">
+<label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" placeholder="XXXX-XXXX" required autofocus>
+<p><button type="submit">Sign in</button></p></form>`,
+    );
+  }
+
+  async function dashboard(
+    reply: FastifyReply,
+    s: { token: string; account: AccountRow },
+    notice?: SafeHtml,
+  ) {
+    const view = await describeAccount(ctx.db, s.account, ctx.config.planOverrides);
+    const sites = await listSites(publishDeps, s.account, { limit: 100 });
+    const rows = sites.sites.map(
+      (site) => html`<tr><td><a href="${site.siteUrl}">${site.slug}</a></td><td>${site.status}</td>
+<td>${site.fileCount}</td><td>${site.totalSize}</td><td>${site.expiresAt ?? 'never'}</td></tr>`,
+    );
+    return sendPage(
+      reply,
+      200,
+      'Dashboard',
+      html`<h1>Your sites</h1>${notice ?? ''}
+<p>${view.email}: plan <strong>${view.plan}</strong>; ${view.usage.sites.used} of ${String(view.usage.sites.limit)} sites,
+${view.usage.storage.used} of ${view.usage.storage.limit} stored.</p>
+${
+  rows.length === 0
+    ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
+    : html`<table><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
+}
+<form method="post" action="/logout">${csrfField(csrfTokenFor(csrfKey, s.token))}<p><button type="submit">Sign out</button></p></form>`,
+    );
+  }
+
+  return async (app: FastifyInstance) => {
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+    const form = (req: FastifyRequest) => (req.body ?? {}) as Record<string, string | undefined>;
+
+    app.get('/login', { schema: { hide: true } }, async (req, reply) => {
+      const next = safeNext((req.query as Record<string, unknown>).next);
+      if (await session(req)) return reply.redirect(next, 303);
+      return loginForm(req, reply, next);
+    });
+
+    app.post('/login', { schema: { hide: true } }, async (req, reply) => {
+      const body = form(req);
+      const next = safeNext(body.next);
+      if (
+        crossSite(req) ||
+        !csrfTokenValid(csrfKey, parseCookies(req.headers.cookie)[NONCE_COOKIE], body._csrf)
+      ) {
+        return refused(reply);
+      }
+      try {
+        const sent = await requestCode(signInDeps, body.email ?? '');
+        return codeForm(req, reply, sent.email, next);
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500) return loginForm(req, reply, next, err.message);
+        throw err;
+      }
+    });
+
+    app.post('/login/code', { schema: { hide: true } }, async (req, reply) => {
+      const body = form(req);
+      const next = safeNext(body.next);
+      if (
+        crossSite(req) ||
+        !csrfTokenValid(csrfKey, parseCookies(req.headers.cookie)[NONCE_COOKIE], body._csrf)
+      ) {
+        return refused(reply);
+      }
+      try {
+        const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '');
+        const token = await startSession(ctx.db, account.id, ctx.clock.now());
+        reply.header('set-cookie', cookie(SESSION_COOKIE, token, SESSION_TTL_MS / 1000));
+        return reply.redirect(next, 303);
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500)
+          return codeForm(req, reply, body.email ?? '', next, err.message);
+        throw err;
+      }
+    });
+
+    app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
+      const s = await session(req);
+      if (!s || crossSite(req) || !csrfTokenValid(csrfKey, s.token, form(req)._csrf)) return refused(reply);
+      await endSession(ctx.db, s.token);
+      reply.header('set-cookie', cookie(SESSION_COOKIE, '', 0));
+      return reply.redirect('/', 303);
+    });
+
+    app.get('/dashboard', { schema: { hide: true } }, async (req, reply) => {
+      const s = await session(req);
+      if (!s) return reply.redirect('/login?next=/dashboard', 303);
+      return dashboard(reply, s);
+    });
+
+    // claimUrl (CONTRACT): sign in if needed, then one button claims the site into the account.
+    app.get('/claim', { schema: { hide: true } }, async (req, reply) => {
+      const q = req.query as Record<string, unknown>;
+      const slug = typeof q.slug === 'string' ? q.slug : '';
+      const token = typeof q.token === 'string' ? q.token : '';
+      if (!slug || !token) {
+        return sendPage(
+          reply,
+          400,
+          'Invalid claim link',
+          html`<h1>Invalid claim link</h1><p>The link has no site or token.</p>`,
+        );
+      }
+      const s = await session(req);
+      if (!s) return reply.redirect(`/login?next=${encodeURIComponent(req.url)}`, 303);
+      return sendPage(
+        reply,
+        200,
+        'Claim site',
+        html`<h1>Claim ${slug}</h1><p>Move this anonymous site into your account (${s.account.email}); it then never expires.</p>
+<form method="post" action="/claim">${csrfField(csrfTokenFor(csrfKey, s.token))}
+<input type="hidden" name="slug" value="${slug}"><input type="hidden" name="token" value="${token}">
+<p><button type="submit">Claim ${slug}</button></p></form>`,
+      );
+    });
+
+    app.post('/claim', { schema: { hide: true } }, async (req, reply) => {
+      const s = await session(req);
+      const body = form(req);
+      if (!s || crossSite(req) || !csrfTokenValid(csrfKey, s.token, body._csrf)) return refused(reply);
+      try {
+        const claimed = await claimSite(publishDeps, s.account, body.slug ?? '', body.token ?? '');
+        const fresh = await session(req);
+        return dashboard(
+          reply,
+          fresh ?? s,
+          html`<p class="ok" role="status">${claimed.slug} is yours now.</p>`,
+        );
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500) {
+          return sendPage(
+            reply,
+            err.status,
+            'Cannot claim',
+            html`<h1>This site cannot be claimed</h1><p>${err.message}</p><p><a href="/dashboard">Your sites</a></p>`,
+          );
+        }
+        throw err;
+      }
+    });
+  };
+}

@@ -1,0 +1,168 @@
+// Web sign-in, sessions, CSRF and the claim page through real HTTP (issue 14; CONTRACT "Web pages").
+// A small cookie jar stands in for the browser (the browser tests drive Chromium itself).
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { lastCodeFor, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { publish } from '../helpers/publish.js';
+
+/** fetch with cookies kept per test, redirects not followed. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(private readonly t: TestApp) {}
+  async request(
+    path: string,
+    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...init.headers };
+    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const res = await fetch(`${this.t.url}${path}`, {
+      method: init.method ?? 'GET',
+      headers,
+      body,
+      redirect: 'manual',
+    });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (/Max-Age=0/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  }
+}
+
+const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+
+async function signInWithBrowser(t: TestApp, b: Browser, email: string, next = '/dashboard') {
+  const page = await b.request(`/login?next=${encodeURIComponent(next)}`);
+  assert.equal(page.status, 200);
+  const sent = await b.request('/login', { method: 'POST', form: { email, next, _csrf: csrfOf(page.text) } });
+  assert.equal(sent.status, 200, sent.text);
+  assert.match(sent.text, /Check your email/);
+  const code = lastCodeFor(t, email);
+  const done = await b.request('/login/code', {
+    method: 'POST',
+    form: { email, code, next, _csrf: csrfOf(sent.text) },
+  });
+  assert.equal(done.status, 303, done.text);
+  return done;
+}
+
+describe('web sign-in, sessions, CSRF and claim', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  test('sign in with the emailed code: an HttpOnly SameSite=Lax session cookie, the dashboard, sign-out ends it', async () => {
+    const b = new Browser(t);
+    assert.equal((await b.request('/dashboard')).status, 303, 'signed out: to /login');
+    const done = await signInWithBrowser(t, b, 'web@example.com');
+    assert.equal(done.headers.get('location'), '/dashboard');
+    const setCookie = done.headers.getSetCookie().find((c) => c.startsWith('slipway_session='))!;
+    assert.match(setCookie, /HttpOnly/);
+    assert.match(setCookie, /SameSite=Lax/);
+    const dash = await b.request('/dashboard');
+    assert.equal(dash.status, 200);
+    assert.match(dash.text, /web@example\.com/);
+    assert.match(dash.text, /plan <strong>free<\/strong>/);
+    assert.doesNotMatch(dash.text, /svc_live_/, 'the page never shows an API key');
+    const stored = await t.ctx.db.kysely.selectFrom('sessions').select('token_hash').execute();
+    assert.ok(
+      !stored.some((r) => r.token_hash === b.cookies.get('slipway_session')),
+      'only the hash is stored',
+    );
+
+    const out = await b.request('/logout', { method: 'POST', form: { _csrf: csrfOf(dash.text) } });
+    assert.equal(out.status, 303);
+    assert.equal((await b.request('/dashboard')).status, 303);
+  });
+
+  test('web sign-in does not replace the API key of the account', async () => {
+    const key = await signIn(t, 'keeps-key@example.com');
+    await signInWithBrowser(t, new Browser(t), 'keeps-key@example.com');
+    assert.equal((await t.api('/api/v1/account', { key })).status, 200);
+  });
+
+  test('CSRF: a form post without the token is refused and changes nothing; a cross-site post with the cookie too', async () => {
+    const b = new Browser(t);
+    await signInWithBrowser(t, b, 'csrf@example.com');
+    const dash = await b.request('/dashboard');
+    // No token: the session survives.
+    assert.equal((await b.request('/logout', { method: 'POST', form: {} })).status, 403);
+    assert.equal((await b.request('/dashboard')).status, 200);
+    // The right token but sent from another site (the browser says so): refused.
+    const token = csrfOf(dash.text);
+    const cross = await b.request('/logout', {
+      method: 'POST',
+      form: { _csrf: token },
+      headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
+    assert.equal(cross.status, 403);
+    assert.equal((await b.request('/dashboard')).status, 200, 'still signed in');
+    // A claim posted without a token claims nothing.
+    const anon = await publish(t, { 'index.html': 'anon' });
+    const claimToken = anon.create.body.claimToken;
+    const res = await b.request('/claim', { method: 'POST', form: { slug: anon.slug, token: claimToken } });
+    assert.equal(res.status, 403);
+    const site = await t.ctx.db.kysely
+      .selectFrom('sites')
+      .select('owner_id')
+      .where('slug', '=', anon.slug)
+      .executeTakeFirstOrThrow();
+    assert.equal(site.owner_id, null);
+    // Sign-in forms need the nonce-bound token too.
+    assert.equal(
+      (await new Browser(t).request('/login', { method: 'POST', form: { email: 'x@example.com' } })).status,
+      403,
+    );
+  });
+
+  test('the claimUrl: sign in, claim with one button, land on the dashboard; a used or wrong token gets a clear page', async () => {
+    const anon = await publish(t, { 'index.html': '<h1>claim me</h1>' });
+    assert.equal(anon.finalize?.status, 200);
+    const claimUrl = new URL(anon.create.body.claimUrl);
+    assert.equal(claimUrl.pathname, '/claim');
+    const path = `${claimUrl.pathname}${claimUrl.search}`;
+    const b = new Browser(t);
+    const first = await b.request(path);
+    assert.equal(first.status, 303);
+    const next = decodeURIComponent(/next=(.*)$/.exec(first.headers.get('location') ?? '')?.[1] ?? '');
+    assert.equal(next, path);
+    const signedIn = await signInWithBrowser(t, b, 'claimer@example.com', next);
+    assert.equal(signedIn.headers.get('location'), path);
+    const page = await b.request(path);
+    assert.equal(page.status, 200);
+    assert.match(page.text, new RegExp(`Claim ${anon.slug}`));
+    const claimed = await b.request('/claim', {
+      method: 'POST',
+      form: { slug: anon.slug, token: claimUrl.searchParams.get('token')!, _csrf: csrfOf(page.text) },
+    });
+    assert.equal(claimed.status, 200, claimed.text);
+    assert.match(claimed.text, new RegExp(`${anon.slug} is yours now`));
+    assert.match(claimed.text, new RegExp(`>${anon.slug}</a>`), 'the site is listed in the dashboard');
+
+    const again = await b.request('/claim', {
+      method: 'POST',
+      form: { slug: anon.slug, token: claimUrl.searchParams.get('token')!, _csrf: csrfOf(page.text) },
+    });
+    assert.ok(again.status >= 400 && again.status < 500);
+    assert.match(again.text, /cannot be claimed/);
+    assert.equal((await b.request('/claim?slug=&token=')).status, 400);
+  });
+
+  test('next= never leaves this host', async () => {
+    const b = new Browser(t);
+    const done = await signInWithBrowser(t, b, 'redirect@example.com', '//evil.example/x');
+    assert.equal(done.headers.get('location'), '/dashboard');
+  });
+});
