@@ -184,6 +184,28 @@ export async function verifyCodeForSession(
   return account;
 }
 
+/**
+ * The dashboard's key regeneration: a new API key (shown once by the caller), the old one dead at once,
+ * and every other browser session of the account ended (the one asking, `keepSession`, stays).
+ */
+export async function regenerateApiKey(
+  deps: Pick<SignInDeps, 'db' | 'clock'>,
+  account: AccountRow,
+  keepSession: string,
+): Promise<string> {
+  const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
+  const now = deps.clock.now();
+  await deps.db.transaction(async (trx) => {
+    await setApiKeyHash(trx, account.id, hashApiKey(apiKey), now);
+    await trx
+      .deleteFrom('sessions')
+      .where('account_id', '=', account.id)
+      .where('token_hash', '!=', sha256Hex(keepSession))
+      .execute();
+  });
+  return apiKey;
+}
+
 /** The account of an `Authorization` header value, or undefined for a missing/malformed/unknown key. */
 export async function accountForAuthorization(
   db: Db,

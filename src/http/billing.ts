@@ -33,6 +33,12 @@ function sendPage(reply: FastifyReply, status: number, title: string, bodyHtml: 
 
 export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // A browser's Pay button posts an (empty) urlencoded form to the test checkout page.
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 4096 },
+      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
     app.post(
       '/api/billing/checkout',
       {
@@ -198,13 +204,8 @@ Paid until: ${view.currentEnd ? escapeHtml(view.currentEnd) : 'not charged yet'}
       async (req, reply) => portalPage(req.query.token ?? '', reply),
     );
 
-    // The cancel button posts a form (application/x-www-form-urlencoded).
+    // The portal's cancel form (its urlencoded parser is the plugin's, above).
     app.register(async (form) => {
-      form.addContentTypeParser(
-        'application/x-www-form-urlencoded',
-        { parseAs: 'string', bodyLimit: 4096 },
-        (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-      );
       form.post(
         '/billing/portal/cancel',
         { schema: { hide: true, body: Type.Object({ token: TOKEN }) } },

@@ -21,6 +21,7 @@ import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/sign
 import { claimSite, listSites } from '../core/sites.js';
 import { html, type SafeHtml } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
+import { accountSections, registerDashboard, type WebKit } from './dashboard.js';
 import { sendPage } from './pages.js';
 
 const NONCE_COOKIE = 'slipway_csrf';
@@ -129,7 +130,9 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
     const view = await describeAccount(ctx.db, s.account, ctx.config.planOverrides);
     const sites = await listSites(publishDeps, s.account, { limit: 100 });
     const rows = sites.sites.map(
-      (site) => html`<tr><td><a href="${site.siteUrl}">${site.slug}</a></td><td>${site.status}</td>
+      (
+        site,
+      ) => html`<tr><td><a href="/dashboard/sites/${site.slug}">${site.slug}</a> <a class="muted" href="${site.siteUrl}">open</a></td><td>${site.status}</td>
 <td>${site.fileCount}</td><td>${site.totalSize}</td><td>${site.expiresAt ?? 'never'}</td></tr>`,
     );
     return sendPage(
@@ -144,9 +147,17 @@ ${
     ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
     : html`<table><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
 }
+${await accountSections(ctx, s, kit)}
 <form method="post" action="/logout">${csrfField(csrfTokenFor(csrfKey, s.token))}<p><button type="submit">Sign out</button></p></form>`,
     );
   }
+
+  const kit: WebKit = {
+    session,
+    csrfField: (token) => csrfField(csrfTokenFor(csrfKey, token)),
+    formAllowed: (req, s, body) => !crossSite(req) && csrfTokenValid(csrfKey, s.token, body._csrf),
+    refused,
+  };
 
   return async (app: FastifyInstance) => {
     app.addContentTypeParser(
@@ -212,8 +223,14 @@ ${
     app.get('/dashboard', { schema: { hide: true } }, async (req, reply) => {
       const s = await session(req);
       if (!s) return reply.redirect('/login?next=/dashboard', 303);
-      return dashboard(reply, s);
+      const done = (req.query as Record<string, unknown>).done;
+      return dashboard(
+        reply,
+        s,
+        typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : undefined,
+      );
     });
+    registerDashboard(app, ctx, publishDeps, kit);
 
     // claimUrl (CONTRACT): sign in if needed, then one button claims the site into the account.
     app.get('/claim', { schema: { hide: true } }, async (req, reply) => {

@@ -1,0 +1,289 @@
+// The dashboard's sections and actions (issue 14): a site's page (files, metadata, password, expiry,
+// variables, proxy hosts, versions, duplicate, delete), domains, handle, plan and the API key. Every form
+// posts to an action that checks the session and its CSRF token, calls the same core function as the
+// API (same validation, same error messages) and redirects back (303) with a one-line notice.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { checkout, portal } from '../core/billing.js';
+import { addDomain, deleteDomain, listDomains, verifyDomain } from '../core/domains.js';
+import { ApiError } from '../core/errors.js';
+import { putHandle } from '../core/handle.js';
+import { deleteProxyHost, listProxyHosts, putProxyHosts } from '../core/proxy-hosts.js';
+import type { PublishDeps } from '../core/publish.js';
+import { regenerateApiKey } from '../core/signin.js';
+import {
+  deleteSite,
+  duplicateSite,
+  listVersions,
+  restoreVersion,
+  siteDetails,
+  updateMetadata,
+} from '../core/sites.js';
+import { deleteVariable, listVariables, putVariables } from '../core/variables.js';
+import { html, type SafeHtml } from '../shared/html.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import { sendPage } from './pages.js';
+
+export interface Session {
+  token: string;
+  account: AccountRow;
+}
+
+/** What web.ts lends the dashboard: the session, the forms' CSRF field and check, the refusal page. */
+export interface WebKit {
+  session(req: FastifyRequest): Promise<Session | undefined>;
+  csrfField(sessionToken: string): SafeHtml;
+  formAllowed(req: FastifyRequest, s: Session, body: Record<string, string | undefined>): boolean;
+  refused(reply: FastifyReply): unknown;
+}
+
+const back = (reply: FastifyReply, path: string, notice: string) =>
+  reply.redirect(`${path}${path.includes('?') ? '&' : '?'}done=${encodeURIComponent(notice)}`, 303);
+
+/** The account-wide sections of /dashboard: plan, handle, domains, API key. */
+export async function accountSections(ctx: AppContext, s: Session, kit: WebKit): Promise<SafeHtml> {
+  const csrf = kit.csrfField(s.token);
+  const domains = await listDomains({ ...ctx, dns: ctx.dns }, s.account);
+  const hobby = s.account.plan === 'hobby';
+  return html`<h2>Plan</h2>
+<p>Plan: <strong>${s.account.plan}</strong>.</p>
+${
+  hobby
+    ? html`<form method="post" action="/dashboard/portal">${csrf}<button type="submit">Manage subscription</button></form>`
+    : html`<form method="post" action="/dashboard/upgrade">${csrf}<button type="submit">Upgrade to Hobby</button></form>`
+}
+<h2>Handle</h2>
+<p>${s.account.handle ? html`Your handle: <strong>${s.account.handle}</strong>` : 'No handle.'}${hobby ? '' : ' Handles come with Hobby.'}</p>
+${
+  hobby
+    ? html`<form method="post" action="/dashboard/handle">${csrf}<label for="handle">Handle</label>
+<input id="handle" name="handle" value="${s.account.handle ?? ''}" required> <button type="submit">Save</button></form>`
+    : ''
+}
+<h2>Custom domains</h2>
+${
+  domains.domains.length === 0
+    ? html`<p class="muted">No domains.</p>`
+    : html`<table><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">DNS records to create</th><th scope="col"></th></tr></thead><tbody>${domains.domains.map(
+        (d) => html`<tr><td>${d.domain}</td><td>${d.status} (TLS ${d.sslStatus})</td>
+<td><code>CNAME ${d.domain} → ${ctx.config.cnameTarget}</code><br><code>TXT ${d.verificationTxtName} = ${d.verificationTxtValue}</code></td>
+<td><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit">Verify</button></form>
+<form method="post" action="/dashboard/domains/delete">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit">Delete</button></form></td></tr>`,
+      )}</tbody></table>`
+}
+<form method="post" action="/dashboard/domains">${csrf}<label for="domain">Add a domain</label>
+<input id="domain" name="domain" placeholder="www.example.com" required> <button type="submit">Add</button></form>
+<h2>API key</h2>
+<p>A new key replaces the current one at once: scripts and the CLI using the old key stop working.</p>
+<form method="post" action="/dashboard/api-key">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
+}
+
+export function registerDashboard(
+  app: FastifyInstance,
+  ctx: AppContext,
+  publishDeps: PublishDeps,
+  kit: WebKit,
+): void {
+  const secretDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, variablesKey: ctx.keys.variables };
+  const hostDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, changes: ctx.changes, dns: ctx.dns };
+  const billingDeps = {
+    db: ctx.db,
+    clock: ctx.clock,
+    config: ctx.config,
+    payments: ctx.payments,
+    changes: ctx.changes,
+    logger: ctx.logger,
+    portalKey: ctx.keys.billingPortal,
+  };
+
+  /** A dashboard action: session and CSRF checked, refusals of core shown as a notice on `returnTo`. */
+  const action = (
+    path: string,
+    returnTo: (body: Record<string, string | undefined>) => string,
+    run: (
+      s: Session,
+      body: Record<string, string | undefined>,
+      reply: FastifyReply,
+    ) => Promise<string | undefined>,
+  ) =>
+    app.post(path, { schema: { hide: true } }, async (req, reply) => {
+      const s = await kit.session(req);
+      const body = (req.body ?? {}) as Record<string, string | undefined>;
+      if (!s || !kit.formAllowed(req, s, body)) return kit.refused(reply);
+      try {
+        const notice = await run(s, body, reply);
+        if (reply.sent) return reply;
+        return back(reply, returnTo(body), notice ?? 'Done.');
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500)
+          return back(reply, returnTo(body), `${err.code}: ${err.message}`);
+        throw err;
+      }
+    });
+  const sitePage = (body: Record<string, string | undefined>) =>
+    `/dashboard/sites/${encodeURIComponent(body.slug ?? '')}`;
+  const home = () => '/dashboard';
+
+  app.get('/dashboard/sites/:slug', { schema: { hide: true } }, async (req, reply) => {
+    const s = await kit.session(req);
+    const { slug } = req.params as { slug: string };
+    if (!s) return reply.redirect(`/login?next=${encodeURIComponent(req.url)}`, 303);
+    let site: Awaited<ReturnType<typeof siteDetails>>;
+    try {
+      site = await siteDetails(publishDeps, s.account, slug);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        return sendPage(
+          reply,
+          404,
+          'Not found',
+          html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
+        );
+      }
+      throw err;
+    }
+    const vars = await listVariables(secretDeps, s.account, slug);
+    const hosts = await listProxyHosts(secretDeps, s.account, slug);
+    const versions = await listVersions(publishDeps, s.account, slug);
+    const csrf = kit.csrfField(s.token);
+    const slugField = html`<input type="hidden" name="slug" value="${slug}">`;
+    const done = (req.query as Record<string, unknown>).done;
+    return sendPage(
+      reply,
+      200,
+      `Site ${slug}`,
+      html`<p><a href="/dashboard">← Your sites</a></p>
+<h1>${slug}</h1>${typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : ''}
+<p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${site.expiresAt ?? 'never'} · password ${site.hasPassword ? 'set' : 'none'}</p>
+<h2>Files</h2>
+<table><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
+<tbody>${site.files.map((f) => html`<tr><td>${f.path}</td><td>${f.contentType}</td><td>${f.size}</td></tr>`)}</tbody></table>
+<h2>Details</h2>
+<form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
+<label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
+<label for="description">Description</label><input id="description" name="description" value="${site.description ?? ''}">
+<label for="ttl">Expires in (seconds; empty = never)</label><input id="ttl" name="ttlSeconds" inputmode="numeric" value="">
+<p><button type="submit">Save</button></p></form>
+<h2>Password</h2>
+<form method="post" action="/dashboard/sites/password">${csrf}${slugField}
+<label for="password">New password</label><input id="password" name="password" type="password" autocomplete="new-password">
+<p><button type="submit">Set password</button> <button name="clear" value="1" type="submit">Remove password</button></p></form>
+<h2>Variables</h2>
+<p class="muted">Values are never shown.</p>
+<ul>${vars.map(
+        (v) =>
+          html`<li>${v.name} <form method="post" action="/dashboard/sites/variables/delete">${csrf}${slugField}<input type="hidden" name="name" value="${v.name}"><button class="danger" type="submit">Delete</button></form></li>`,
+      )}</ul>
+<form method="post" action="/dashboard/sites/variables">${csrf}${slugField}
+<label for="var-name">Name</label><input id="var-name" name="name" required>
+<label for="var-value">Value</label><input id="var-value" name="value" type="password" required>
+<p><button type="submit">Store variable</button></p></form>
+<h2>Proxy hosts</h2>
+<ul>${hosts.map(
+        (h) =>
+          html`<li>${h.hostname} <form method="post" action="/dashboard/sites/hosts/delete">${csrf}${slugField}<input type="hidden" name="hostname" value="${h.hostname}"><button class="danger" type="submit">Remove</button></form></li>`,
+      )}</ul>
+<form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
+<label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
+<h2>Versions</h2>
+<ul>${versions.map(
+        (v) =>
+          html`<li>${v.versionId} (${v.createdAt}, ${v.fileCount} files)${v.current ? ' current' : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit">Restore</button></form>`}</li>`,
+      )}</ul>
+<h2>Copy or delete</h2>
+<form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
+<form method="post" action="/dashboard/sites/delete">${csrf}${slugField}
+<label><input type="checkbox" name="confirm" value="${slug}" required> Delete ${slug} permanently</label>
+<button class="danger" type="submit">Delete</button></form>`,
+    );
+  });
+
+  action('/dashboard/sites/metadata', sitePage, async (s, b) => {
+    const ttl = b.ttlSeconds?.trim();
+    await updateMetadata(publishDeps, s.account, b.slug ?? '', {
+      title: b.title || null,
+      description: b.description || null,
+      ...(ttl ? { ttlSeconds: Number(ttl) } : {}),
+    });
+    return 'Saved.';
+  });
+  action('/dashboard/sites/password', sitePage, async (s, b) => {
+    await updateMetadata(publishDeps, s.account, b.slug ?? '', {
+      password: b.clear ? null : (b.password ?? ''),
+    });
+    return b.clear ? 'Password removed.' : 'Password set.';
+  });
+  action('/dashboard/sites/variables', sitePage, async (s, b) => {
+    await putVariables(secretDeps, s.account, b.slug ?? '', { [b.name ?? '']: b.value ?? '' });
+    return `Variable ${b.name} stored.`;
+  });
+  action('/dashboard/sites/variables/delete', sitePage, async (s, b) => {
+    await deleteVariable(secretDeps, s.account, b.slug ?? '', b.name ?? '');
+    return `Variable ${b.name} deleted.`;
+  });
+  action('/dashboard/sites/hosts', sitePage, async (s, b) => {
+    await putProxyHosts(secretDeps, s.account, b.slug ?? '', [b.hostname ?? '']);
+    return `${b.hostname} allowed.`;
+  });
+  action('/dashboard/sites/hosts/delete', sitePage, async (s, b) => {
+    await deleteProxyHost(secretDeps, s.account, b.slug ?? '', b.hostname ?? '');
+    return `${b.hostname} removed.`;
+  });
+  action('/dashboard/sites/restore', sitePage, async (s, b) => {
+    await restoreVersion(publishDeps, s.account, b.slug ?? '', b.versionId ?? '');
+    return 'Version restored.';
+  });
+  action('/dashboard/sites/duplicate', home, async (s, b) => {
+    const copy = await duplicateSite(publishDeps, s.account, b.slug ?? '');
+    return `Copied to ${copy.slug}.`;
+  });
+  action('/dashboard/sites/delete', sitePage, async (s, b, reply) => {
+    if (b.confirm !== b.slug) return 'Tick the box to confirm the deletion.';
+    await deleteSite(publishDeps, s.account, b.slug ?? '');
+    back(reply, '/dashboard', `${b.slug} deleted.`);
+    return undefined;
+  });
+  action('/dashboard/domains', home, async (s, b) => {
+    const added = await addDomain(hostDeps, s.account, b.domain ?? '');
+    return `${added.domain} added: create its DNS records, then verify.`;
+  });
+  action(
+    '/dashboard/domains/verify',
+    home,
+    async (s, b) => (await verifyDomain(hostDeps, s.account, b.domain ?? '')).message,
+  );
+  action('/dashboard/domains/delete', home, async (s, b) => {
+    await deleteDomain(hostDeps, s.account, b.domain ?? '');
+    return `${b.domain} deleted.`;
+  });
+  action(
+    '/dashboard/handle',
+    home,
+    async (s, b) => (await putHandle(hostDeps, s.account, b.handle ?? '')).message,
+  );
+  action('/dashboard/upgrade', home, async (s, _b, reply) => {
+    const started = await checkout(billingDeps, s.account);
+    reply.redirect(started.checkoutUrl, 303);
+    return undefined;
+  });
+  action('/dashboard/portal', home, async (s, _b, reply) => {
+    reply.redirect((await portal(billingDeps, s.account)).portalUrl, 303);
+    return undefined;
+  });
+  // The new key is shown once, on this response; it is never stored in clear or shown again.
+  app.post('/dashboard/api-key', { schema: { hide: true } }, async (req, reply) => {
+    const s = await kit.session(req);
+    const body = (req.body ?? {}) as Record<string, string | undefined>;
+    if (!s || !kit.formAllowed(req, s, body)) return kit.refused(reply);
+    const apiKey = await regenerateApiKey({ db: ctx.db, clock: ctx.clock }, s.account, s.token);
+    return sendPage(
+      reply,
+      200,
+      'New API key',
+      html`<h1>Your new API key</h1>
+<p class="error" role="alert">Copy it now: it is shown once. The old key no longer works, and your other browser sessions were signed out.</p>
+<pre><code id="api-key">${apiKey}</code></pre><p><a href="/dashboard">Back to the dashboard</a></p>`,
+    );
+  });
+}
