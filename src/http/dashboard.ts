@@ -126,8 +126,17 @@ export function registerDashboard(
   const home = () => '/dashboard';
 
   app.get('/dashboard/sites/:slug', { schema: { hide: true } }, async (req, reply) => {
-    const s = await kit.session(req);
     const { slug } = req.params as { slug: string };
+    // Not a slug at all (a bad path, whoever asks): a 404 page, not a detour through sign-in.
+    if (!/^[a-z0-9-]{1,63}$/.test(slug)) {
+      return sendPage(
+        reply,
+        404,
+        'Not found',
+        html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
+      );
+    }
+    const s = await kit.session(req);
     if (!s) return reply.redirect(`/login?next=${encodeURIComponent(req.url)}`, 303);
     let site: Awaited<ReturnType<typeof siteDetails>>;
     try {
