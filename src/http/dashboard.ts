@@ -9,6 +9,7 @@ import { checkout, portal } from '../core/billing.js';
 import { addDomain, deleteDomain, listDomains, verifyDomain } from '../core/domains.js';
 import { ApiError } from '../core/errors.js';
 import { putHandle } from '../core/handle.js';
+import { createLink, deleteLink, listLinks } from '../core/links.js';
 import { deleteProxyHost, listProxyHosts, putProxyHosts } from '../core/proxy-hosts.js';
 import type { PublishDeps } from '../core/publish.js';
 import { regenerateApiKey } from '../core/signin.js';
@@ -45,6 +46,7 @@ const back = (reply: FastifyReply, path: string, notice: string) =>
 export async function accountSections(ctx: AppContext, s: Session, kit: WebKit): Promise<SafeHtml> {
   const csrf = kit.csrfField(s.token);
   const domains = await listDomains({ ...ctx, dns: ctx.dns }, s.account);
+  const links = await listLinks({ ...ctx }, s.account);
   const hobby = s.account.plan === 'hobby';
   return html`<h2>Plan</h2>
 <p>Plan: <strong>${s.account.plan}</strong>.</p>
@@ -61,6 +63,21 @@ ${
 <input id="handle" name="handle" value="${s.account.handle ?? ''}" required> <button type="submit">Save</button></form>`
     : ''
 }
+<h2>Links</h2>
+<p class="muted">Mount one of your sites at a path of your handle or of an active domain.</p>
+${
+  links.links.length === 0
+    ? html`<p class="muted">No links.</p>`
+    : html`<ul>${links.links.map(
+        (l) =>
+          html`<li><a href="${l.url}">${l.url}</a> → ${l.slug} <form method="post" action="/dashboard/links/delete">${csrf}<input type="hidden" name="id" value="${l.id}"><button class="danger" type="submit">Remove</button></form></li>`,
+      )}</ul>`
+}
+<form method="post" action="/dashboard/links">${csrf}
+<label for="link-slug">Site</label><input id="link-slug" name="slug" required>
+<label for="link-domain">Domain (empty: your handle)</label><input id="link-domain" name="domain">
+<label for="link-location">Path</label><input id="link-location" name="location" value="/">
+<p><button type="submit">Link</button></p></form>
 <h2>Custom domains</h2>
 ${
   domains.domains.length === 0
@@ -265,6 +282,18 @@ export function registerDashboard(
   action('/dashboard/domains/delete', home, async (s, b) => {
     await deleteDomain(hostDeps, s.account, b.domain ?? '');
     return `${b.domain} deleted.`;
+  });
+  action('/dashboard/links', home, async (s, b) => {
+    const link = await createLink(hostDeps, s.account, {
+      slug: b.slug ?? '',
+      ...(b.domain ? { domain: b.domain } : {}),
+      location: b.location || '/',
+    });
+    return `${link.slug} is linked at ${link.url}.`;
+  });
+  action('/dashboard/links/delete', home, async (s, b) => {
+    await deleteLink(hostDeps, s.account, b.id ?? '');
+    return 'Link removed.';
   });
   action(
     '/dashboard/handle',

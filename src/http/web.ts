@@ -3,6 +3,7 @@
 // a nonce cookie) and is refused when the browser says it came from another site. The session never
 // holds or shows the API key. Actions call the same core functions as the API.
 
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { describeAccount } from '../core/account.js';
@@ -68,7 +69,7 @@ export function webRoutes(ctx: AppContext, publishDeps: PublishDeps) {
   function nonce(req: FastifyRequest, reply: FastifyReply): string {
     const existing = parseCookies(req.headers.cookie)[NONCE_COOKIE];
     if (existing && /^[A-Za-z0-9_-]{20,64}$/.test(existing)) return existing;
-    const fresh = csrfTokenFor(csrfKey, `nonce:${Date.now()}:${Math.random()}`).slice(0, 32);
+    const fresh = randomBytes(24).toString('base64url');
     reply.header('set-cookie', cookie(NONCE_COOKIE, fresh, 3600));
     return fresh;
   }

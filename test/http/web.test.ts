@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { lastCodeFor, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { upgradeToHobby } from '../helpers/hobby.js';
 import { publish } from '../helpers/publish.js';
 
 /** fetch with cookies kept per test, redirects not followed. */
@@ -158,6 +159,38 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.ok(again.status >= 400 && again.status < 500);
     assert.match(again.text, /cannot be claimed/);
     assert.equal((await b.request('/claim?slug=&token=')).status, 400);
+  });
+
+  test('the dashboard links a site to the handle, and removes the link', async () => {
+    const b = new Browser(t);
+    const key = await signIn(t, 'linker@example.com');
+    await upgradeToHobby(t, key);
+    assert.equal(
+      (await t.api('/api/v1/handle', { method: 'PUT', key, body: { handle: 'web-linker' } })).status,
+      200,
+    );
+    const site = await publish(t, { 'index.html': '<p>linked from the web</p>' }, { key });
+    await signInWithBrowser(t, b, 'linker@example.com');
+    const dash = await b.request('/dashboard');
+    const linked = await b.request('/dashboard/links', {
+      method: 'POST',
+      form: { slug: site.slug, domain: '', location: '/web', _csrf: csrfOf(dash.text) },
+    });
+    assert.equal(linked.status, 303);
+    assert.match(
+      decodeURIComponent(linked.headers.get('location') ?? ''),
+      /is linked at http:\/\/web-linker\.localhost:\d+\/web\//,
+    );
+    const after = await b.request('/dashboard');
+    assert.match(after.text, /web-linker\.localhost:\d+\/web\/<\/a> → /);
+    const links = (await t.api('/api/v1/links', { key })).body.links;
+    assert.equal(links.length, 1);
+    const removed = await b.request('/dashboard/links/delete', {
+      method: 'POST',
+      form: { id: links[0].id, _csrf: csrfOf(after.text) },
+    });
+    assert.equal(removed.status, 303);
+    assert.deepEqual((await t.api('/api/v1/links', { key })).body.links, []);
   });
 
   test('next= never leaves this host', async () => {
