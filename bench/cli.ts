@@ -16,24 +16,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { freePort, preferredMode, REPO_ROOT, signIn, startService } from './lib/service.js';
+import { type Stats, stats } from './lib/stats.js';
 
 const FILES = 1000;
 const TOTAL_BYTES = 50 * 1024 * 1024;
 const CONCURRENCIES = [8, 16];
 const TARGETS = { publishS: 3, republishS: 0.5 };
 
-interface Stats {
-  median: number;
-  min: number;
-  max: number;
-}
-
-const stats = (xs: number[]): Stats => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { median, min: s[0]!, max: s[s.length - 1]! };
-};
 const fmt = (st: Stats, digits = 3) =>
   `${st.median.toFixed(digits)} (${st.min.toFixed(digits)}-${st.max.toFixed(digits)})`;
 

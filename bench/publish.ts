@@ -23,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { Client, type LocalFile, manifestOf, sha256 } from './lib/client.js';
 import { type Backend, type BackendName, embeddedBackend, scaleoutBackend } from './lib/serve-backends.js';
 import { freePort, preferredMode, REPO_ROOT, type Service, signIn, startService } from './lib/service.js';
+import { type Stats, stats } from './lib/stats.js';
 import { pickTextKind, seeded, TEXT_CONTENT_TYPES, type TextKind, textFile } from './scan.js';
 
 const ROUNDS = 5;
@@ -54,19 +55,6 @@ const TARGETS = {
   scaleoutRatio: 1.5,
   /** Publish rate after SITES_SPLIT sites over the rate before it (issue 9: within 10 %). */
   sitesRateRatio: 0.9,
-};
-
-interface Stats {
-  median: number;
-  min: number;
-  max: number;
-}
-
-const stats = (xs: number[]): Stats => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { median, min: s[0]!, max: s[s.length - 1]! };
 };
 
 const percentile = (xs: number[], p: number) => {

@@ -22,6 +22,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Finding } from '../src/core/scan/scanner.js';
 import { REPO_ROOT } from './lib/service.js';
+import { type Stats, stats } from './lib/stats.js';
 
 const ROUNDS = 5;
 const MB = 1024 * 1024;
@@ -809,19 +810,6 @@ function runBigChild(): Promise<BigResult> {
     });
   });
 }
-
-interface Stats {
-  median: number;
-  min: number;
-  max: number;
-}
-
-const stats = (xs: number[]): Stats => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { median, min: s[0]!, max: s[s.length - 1]! };
-};
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 

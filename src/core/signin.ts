@@ -102,12 +102,12 @@ export interface VerifiedSignIn {
 
 const WRONG_CODE = 'Wrong or expired code; request a new one if it has expired or after 5 wrong tries.';
 
-/** Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one. */
-export async function verifyCode(
+/** Checks a sign-in code (single use, 5 tries, 600 s) and spends it; 400 when wrong or expired. */
+async function spendCode(
   deps: SignInDeps,
   rawEmail: string,
   rawCode: string,
-): Promise<VerifiedSignIn> {
+): Promise<{ email: string; now: number }> {
   const email = normalizeEmail(rawEmail);
   const code = rawCode.trim().toUpperCase();
   if (!CODE_RE.test(code)) throw invalid('The code must look like XXXX-XXXX.');
@@ -117,6 +117,16 @@ export async function verifyCode(
   // The HMAC comparison is constant-time by construction: both sides are fixed-length digests.
   if (stored === undefined || stored !== given) throw invalid(WRONG_CODE);
   if (!(await consumeLoginCode(deps.db.kysely, email, given))) throw invalid(WRONG_CODE);
+  return { email, now };
+}
+
+/** Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one. */
+export async function verifyCode(
+  deps: SignInDeps,
+  rawEmail: string,
+  rawCode: string,
+): Promise<VerifiedSignIn> {
+  const { email, now } = await spendCode(deps, rawEmail, rawCode);
 
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
   const keyHash = hashApiKey(apiKey);
@@ -156,14 +166,7 @@ export async function verifyCodeForSession(
   rawEmail: string,
   rawCode: string,
 ): Promise<AccountRow> {
-  const email = normalizeEmail(rawEmail);
-  const code = rawCode.trim().toUpperCase();
-  if (!CODE_RE.test(code)) throw invalid('The code must look like XXXX-XXXX.');
-  const now = deps.clock.now();
-  const stored = await spendLoginAttempt(deps.db.kysely, email, now, MAX_CODE_ATTEMPTS);
-  const given = codeHash(deps.codeKey, email, code);
-  if (stored === undefined || stored !== given) throw invalid(WRONG_CODE);
-  if (!(await consumeLoginCode(deps.db.kysely, email, given))) throw invalid(WRONG_CODE);
+  const { email, now } = await spendCode(deps, rawEmail, rawCode);
   const existing = await findAccountByEmail(deps.db.kysely, email);
   if (existing) return withEffectivePlan(existing, now);
   try {

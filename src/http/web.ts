@@ -20,6 +20,7 @@ import {
 } from '../core/sessions.js';
 import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/signin.js';
 import { claimSite, listSites } from '../core/sites.js';
+import { cookieValue } from '../serve/password-gate.js';
 import { html, type SafeHtml } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { accountSections, registerDashboard, type WebKit } from './dashboard.js';
@@ -27,16 +28,6 @@ import { sendPage } from './pages.js';
 
 const NONCE_COOKIE = 'slipway_csrf';
 const FORM_BODY_LIMIT = 16 * 1024;
-
-/** `a=1; b=2` -> {a: '1', b: '2'} (RFC 6265 §5.4; values are opaque tokens here). */
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
-  }
-  return out;
-}
 
 /** A path on this host to return to after sign-in (never another host: `//evil` and `/\evil` refused). */
 function safeNext(next: unknown): string {
@@ -60,14 +51,14 @@ export function webRoutes(ctx: AppContext, publishDeps: PublishDeps) {
 
   /** The session token and account of a request (undefined when signed out). */
   async function session(req: FastifyRequest) {
-    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    const token = cookieValue(req.headers.cookie, SESSION_COOKIE);
     const account = await sessionAccount(ctx.db, token, ctx.clock.now());
     return account && token ? { token, account } : undefined;
   }
 
   /** The pre-sign-in nonce (set when missing) for the login forms' CSRF token. */
   function nonce(req: FastifyRequest, reply: FastifyReply): string {
-    const existing = parseCookies(req.headers.cookie)[NONCE_COOKIE];
+    const existing = cookieValue(req.headers.cookie, NONCE_COOKIE);
     if (existing && /^[A-Za-z0-9_-]{20,64}$/.test(existing)) return existing;
     const fresh = randomBytes(24).toString('base64url');
     reply.header('set-cookie', cookie(NONCE_COOKIE, fresh, 3600));
@@ -80,6 +71,10 @@ export function webRoutes(ctx: AppContext, publishDeps: PublishDeps) {
     const origin = req.headers.origin;
     return origin !== undefined && origin !== 'null' && origin !== baseOrigin;
   }
+
+  /** The sign-in forms (before a session exists): same-site, with the token bound to the nonce cookie. */
+  const loginFormAllowed = (req: FastifyRequest, body: Record<string, string | undefined>) =>
+    !crossSite(req) && csrfTokenValid(csrfKey, cookieValue(req.headers.cookie, NONCE_COOKIE), body._csrf);
 
   const refused = (reply: FastifyReply) =>
     sendPage(
@@ -177,12 +172,7 @@ ${await accountSections(ctx, s, kit)}
     app.post('/login', { schema: { hide: true } }, async (req, reply) => {
       const body = form(req);
       const next = safeNext(body.next);
-      if (
-        crossSite(req) ||
-        !csrfTokenValid(csrfKey, parseCookies(req.headers.cookie)[NONCE_COOKIE], body._csrf)
-      ) {
-        return refused(reply);
-      }
+      if (!loginFormAllowed(req, body)) return refused(reply);
       try {
         const sent = await requestCode(signInDeps, body.email ?? '');
         return codeForm(req, reply, sent.email, next);
@@ -195,12 +185,7 @@ ${await accountSections(ctx, s, kit)}
     app.post('/login/code', { schema: { hide: true } }, async (req, reply) => {
       const body = form(req);
       const next = safeNext(body.next);
-      if (
-        crossSite(req) ||
-        !csrfTokenValid(csrfKey, parseCookies(req.headers.cookie)[NONCE_COOKIE], body._csrf)
-      ) {
-        return refused(reply);
-      }
+      if (!loginFormAllowed(req, body)) return refused(reply);
       try {
         const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '');
         const token = await startSession(ctx.db, account.id, ctx.clock.now());
