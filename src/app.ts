@@ -27,6 +27,7 @@ import { handleRoutes } from './http/handle.js';
 import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
 import { linkRoutes } from './http/links.js';
 import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
+import { openApiOptions } from './http/openapi.js';
 import { opsRoutes } from './http/ops.js';
 import { registerPages } from './http/pages.js';
 import { proxyRoutes } from './http/proxy.js';
@@ -89,21 +90,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerJsonParser(app);
   registerErrorHandling(app);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Slipway API',
-        version: '1.0.0',
-        description:
-          'Static-site hosting: publish, manage and serve sites. Errors are {error, code, status}.',
-      },
-      servers: [{ url: ctx.config.baseUrl }],
-      components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_live_ API key' } },
-      },
-    },
-  });
+  await app.register(swagger, openApiOptions(ctx.config));
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);

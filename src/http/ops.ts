@@ -1,26 +1,71 @@
 // Operational endpoints on the BASE_URL host: liveness, readiness, Prometheus metrics, OpenAPI.
 
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import type { Metrics } from './metrics.js';
 
 export function opsRoutes(ctx: AppContext, metrics: Metrics) {
   return async (app: FastifyInstance) => {
-    app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+    app.get(
+      '/healthz',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: 'Liveness: the process answers',
+          response: { 200: Type.Object({ ok: Type.Literal(true) }) },
+        },
+      },
+      async () => ({ ok: true as const }),
+    );
 
-    app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-      const checks = await Promise.allSettled([ctx.db.ping(), ctx.blobs.ping()]);
-      const [database, storage] = checks.map((c) => (c.status === 'fulfilled' ? 'ok' : 'unreachable'));
-      const ready = database === 'ok' && storage === 'ok';
-      if (!ready) ctx.logger.warn({ database, storage }, 'not ready');
-      return reply.code(ready ? 200 : 503).send({ ok: ready, database, storage });
+    const Readiness = Type.Object({
+      ok: Type.Boolean(),
+      database: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]),
+      storage: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]),
     });
+    app.get(
+      '/readyz',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: 'Readiness: 200 when the database and the file storage answer, 503 otherwise',
+          response: { 200: Readiness, 503: Readiness },
+        },
+      },
+      async (_req, reply) => {
+        const checks = await Promise.allSettled([ctx.db.ping(), ctx.blobs.ping()]);
+        const [database, storage] = checks.map((c) => (c.status === 'fulfilled' ? 'ok' : 'unreachable'));
+        const ready = database === 'ok' && storage === 'ok';
+        if (!ready) ctx.logger.warn({ database, storage }, 'not ready');
+        return reply.code(ready ? 200 : 503).send({ ok: ready, database, storage });
+      },
+    );
 
-    app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-      reply.type(metrics.registry.contentType);
-      return metrics.registry.metrics();
-    });
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags: ['ops'],
+          summary: 'Prometheus metrics (text exposition format)',
+          response: {
+            200: {
+              description: 'Prometheus text format 0.0.4',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+          },
+        },
+      },
+      async (_req, reply) => {
+        reply.type(metrics.registry.contentType);
+        return metrics.registry.metrics();
+      },
+    );
 
-    app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    app.get(
+      '/api/openapi.json',
+      { schema: { tags: ['ops'], summary: 'This document (OpenAPI 3.0), rendered at /docs' } },
+      async () => app.swagger(),
+    );
   };
 }
