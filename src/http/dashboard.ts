@@ -22,7 +22,7 @@ import {
   updateMetadata,
 } from '../core/sites.js';
 import { deleteVariable, listVariables, putVariables } from '../core/variables.js';
-import { html, type SafeHtml } from '../shared/html.js';
+import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { sendPage } from './pages.js';
 
@@ -86,14 +86,14 @@ ${
         (d) => html`<tr><td>${d.domain}</td><td>${d.status} (TLS ${d.sslStatus})</td>
 <td><code>CNAME ${d.domain} → ${ctx.config.cnameTarget}</code><br><code>TXT ${d.verificationTxtName} = ${d.verificationTxtValue}</code></td>
 <td><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit">Verify</button></form>
-<form method="post" action="/dashboard/domains/delete">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit">Delete</button></form></td></tr>`,
+<form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit">Delete</button></form></td></tr>`,
       )}</tbody></table>`
 }
 <form method="post" action="/dashboard/domains">${csrf}<label for="domain">Add a domain</label>
 <input id="domain" name="domain" placeholder="www.example.com" required> <button type="submit">Add</button></form>
 <h2>API key</h2>
 <p>A new key replaces the current one at once: scripts and the CLI using the old key stop working.</p>
-<form method="post" action="/dashboard/api-key">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
+<form method="post" action="/dashboard/api-key" data-confirm="Replace your API key? Scripts and the CLI using the current key stop working at once.">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
 }
 
 export function registerDashboard(
@@ -181,7 +181,7 @@ export function registerDashboard(
       `Site ${slug}`,
       html`<p><a href="/dashboard">← Your sites</a></p>
 <h1>${slug}</h1>${typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : ''}
-<p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${site.expiresAt ?? 'never'} · password ${site.hasPassword ? 'set' : 'none'}</p>
+<p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
 <h2>Files</h2>
 <table><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
 <tbody>${site.files.map((f) => html`<tr><td>${f.path}</td><td>${f.contentType}</td><td>${f.size}</td></tr>`)}</tbody></table>
@@ -215,7 +215,7 @@ export function registerDashboard(
 <h2>Versions</h2>
 <ul>${versions.map(
         (v) =>
-          html`<li>${v.versionId} (${v.createdAt}, ${v.fileCount} files)${v.current ? ' current' : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit">Restore</button></form>`}</li>`,
+          html`<li>${v.versionId} (${timeTag(v.createdAt)}, ${v.fileCount} files)${v.current ? ' current' : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit">Restore</button></form>`}</li>`,
       )}</ul>
 <h2>Copy or delete</h2>
 <form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
@@ -321,7 +321,7 @@ export function registerDashboard(
       'New API key',
       html`<h1>Your new API key</h1>
 <p class="error" role="alert">Copy it now: it is shown once. The old key no longer works, and your other browser sessions were signed out.</p>
-<pre><code id="api-key">${apiKey}</code></pre><p><a href="/dashboard">Back to the dashboard</a></p>`,
+<pre data-copy="the API key"><code id="api-key">${apiKey}</code></pre><p><a href="/dashboard">Back to the dashboard</a></p>`,
     );
   });
 }

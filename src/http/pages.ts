@@ -7,8 +7,13 @@ import { createHash } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { APP_CSS, html, layout, type SafeHtml } from '../shared/html.js';
+import { APP_JS } from './app-script.js';
 
-export const STYLESHEET_PATH = `/assets/app-${createHash('sha256').update(APP_CSS).digest('hex').slice(0, 12)}.css`;
+/** Asset URLs carry their content's hash: a new version is a new URL, so each is cached for a year. */
+const hashed = (content: string, ext: string) =>
+  `/assets/app-${createHash('sha256').update(content).digest('hex').slice(0, 12)}.${ext}`;
+export const STYLESHEET_PATH = hashed(APP_CSS, 'css');
+export const SCRIPT_PATH = hashed(APP_JS, 'js');
 
 /** CSP of the service's own pages: same-origin everything, no inline code, never framed. */
 export const PAGE_CSP =
@@ -39,7 +44,7 @@ export function sendPage(
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', options.referrerPolicy ?? 'same-origin')
     .header('cache-control', 'no-store')
-    .send(layout({ title, body, stylesheet: STYLESHEET_PATH, nav: NAV }));
+    .send(layout({ title, body, stylesheet: STYLESHEET_PATH, script: SCRIPT_PATH, nav: NAV }));
 }
 
 export interface PagesConfig {
@@ -56,7 +61,7 @@ function landing(config: PagesConfig): SafeHtml {
 and can be claimed); sign in by email for permanent sites, updates that upload only what changed, passwords,
 custom domains and more.</p>
 <h2>Three steps with curl</h2>
-<pre><code>printf '&lt;h1&gt;Hello&lt;/h1&gt;' &gt; index.html
+<pre data-copy="the commands"><code>printf '&lt;h1&gt;Hello&lt;/h1&gt;' &gt; index.html
 
 # 1. The manifest: paths, sizes, types (add "hash": sha256 to skip unchanged files on updates)
 curl -s ${base}/api/v1/publish -H 'content-type: application/json' \\
@@ -123,13 +128,16 @@ list_sites, get_site, delete_site, set_metadata, claim_site, set_variables, set_
 }
 
 export async function registerPages(app: FastifyInstance, config: PagesConfig): Promise<void> {
-  app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .header('content-type', 'text/css; charset=utf-8')
-      // The name carries the content's hash: a new stylesheet is a new URL.
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .send(APP_CSS),
-  );
+  const asset = (path: string, type: string, content: string) =>
+    app.get(path, { schema: { hide: true } }, async (_req, reply) =>
+      reply
+        .header('content-type', type)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('x-content-type-options', 'nosniff')
+        .send(content),
+    );
+  asset(STYLESHEET_PATH, 'text/css; charset=utf-8', APP_CSS);
+  asset(SCRIPT_PATH, 'text/javascript; charset=utf-8', APP_JS);
   app.get('/', { schema: { hide: true } }, async (_req, reply) =>
     sendPage(reply, 200, 'Slipway: static-site hosting', landing(config)),
   );

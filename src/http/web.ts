@@ -21,7 +21,7 @@ import {
 import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/signin.js';
 import { claimSite, listSites } from '../core/sites.js';
 import { cookieValue } from '../serve/password-gate.js';
-import { html, type SafeHtml } from '../shared/html.js';
+import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { accountSections, registerDashboard, type WebKit } from './dashboard.js';
 import { sendPage } from './pages.js';
@@ -129,7 +129,7 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
       (
         site,
       ) => html`<tr><td><a href="/dashboard/sites/${site.slug}">${site.slug}</a> <a class="muted" href="${site.siteUrl}">open</a></td><td>${site.status}</td>
-<td>${site.fileCount}</td><td>${site.totalSize}</td><td>${site.expiresAt ?? 'never'}</td></tr>`,
+<td>${site.fileCount}</td><td>${site.totalSize}</td><td>${timeTag(site.expiresAt)}</td></tr>`,
     );
     return sendPage(
       reply,

@@ -31,6 +31,18 @@ export function html(strings: TemplateStringsArray, ...values: Interpolation[]):
   return new SafeHtml(out);
 }
 
+/**
+ * A timestamp as `<time>`: readable UTC in the markup ("2026-11-24 09:30 UTC"), the reader's local time
+ * once the pages' script runs. `null` shows `empty`.
+ */
+export function timeTag(iso: string | null | undefined, empty = 'never'): SafeHtml {
+  if (!iso) return html`${empty}`;
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return html`${iso}`;
+  const text = `${when.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return html`<time datetime="${when.toISOString()}">${text}</time>`;
+}
+
 /** Trusted markup from the code itself (never user data). */
 export const raw = (markup: string) => new SafeHtml(markup);
 
@@ -57,6 +69,8 @@ button.danger{background:var(--danger);border-color:var(--danger)}
 .muted{color:var(--muted)}.error{color:var(--danger)}.ok{color:var(--ok)}
 .panel{background:var(--panel);padding:1rem;border-radius:8px;margin:1rem 0}
 footer{max-width:52rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.9rem}
+button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem;background:var(--panel);color:var(--fg);border-color:var(--muted)}
+form[aria-busy=true] button{opacity:.6}
 `.trim();
 
 export interface LayoutOptions {
@@ -64,6 +78,8 @@ export interface LayoutOptions {
   body: SafeHtml;
   /** A stylesheet URL (web pages, under a strict CSP); without it the CSS is inlined (site hosts). */
   stylesheet?: string;
+  /** A script URL (web pages only: the site hosts' built-in pages carry no script). */
+  script?: string;
   /** Navigation links for the header. */
   nav?: Array<{ href: string; label: string }>;
 }
@@ -74,9 +90,10 @@ export function layout(options: LayoutOptions): string {
     ? html`<link rel="stylesheet" href="${options.stylesheet}">`
     : html`<style>${raw(APP_CSS)}</style>`;
   const nav = options.nav ?? [];
+  const script = options.script ? html`<script src="${options.script}" defer></script>` : '';
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${options.title}</title>${style}</head>
+<title>${options.title}</title>${style}${script}</head>
 <body><header class="top"><a class="brand" href="/">Slipway</a><nav>${nav.map((n) => html`<a href="${n.href}">${n.label}</a>`)}</nav></header>
 <main>${options.body}</main></body></html>
 `.value;

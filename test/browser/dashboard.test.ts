@@ -66,6 +66,10 @@ test('claimUrl -> sign in (code from SMTP) -> claim -> the site is in the dashbo
     await p.page.click(`a[href="/dashboard/sites/${anon.slug}"]`);
     await p.page.waitForSelector('#password');
     await p.screenshot('site-page');
+    // Times are written in UTC and shown in the reader's zone once the script ran.
+    const stamp = p.page.locator('time').first();
+    assert.match((await stamp.getAttribute('title')) ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    assert.doesNotMatch((await stamp.textContent()) ?? '', /UTC$/);
     await p.page.fill('#password', 'correct horse');
     await p.page.click('button:text-is("Set password")');
     await p.page.waitForSelector('text=Password set.');
@@ -107,9 +111,34 @@ test('claimUrl -> sign in (code from SMTP) -> claim -> the site is in the dashbo
     const oldKey: string = verified.body.apiKey;
     assert.equal((await t.api('/api/v1/account', { key: oldKey })).status, 200);
     await p.page.goto(`${p.baseUrl}/dashboard`);
+    // The page asks first; declining sends nothing and the key keeps working.
+    const keyPosts: string[] = [];
+    p.page.on('request', (r) => {
+      if (r.url().endsWith('/dashboard/api-key')) keyPosts.push(r.method());
+    });
+    const asked = new Promise<string>((resolve) =>
+      p.page.once('dialog', (d) => {
+        resolve(d.message());
+        void d.dismiss();
+      }),
+    );
     await p.page.click('button:text-is("Regenerate the API key")');
+    assert.match(await asked, /current key stop working/);
+    await p.page.evaluate('1');
+    assert.deepEqual(keyPosts, []);
+    assert.equal((await t.api('/api/v1/account', { key: oldKey })).status, 200);
+    p.page.once('dialog', (d) => void d.accept());
+    await p.page.click('button:text-is("Regenerate the API key")');
+    await p.page.waitForSelector('#api-key');
+    assert.deepEqual(keyPosts, ['POST']);
     const newKey = ((await p.page.textContent('#api-key')) ?? '').trim();
     assert.match(newKey, /^svc_live_[0-9a-f]{32}$/);
+    await p.screenshot('api-key');
+    // The Copy button puts exactly the key on the clipboard.
+    await p.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.baseUrl });
+    await p.page.click('button.copy');
+    await p.page.waitForSelector('button.copy:text-is("Copied")');
+    assert.equal(await p.page.evaluate('navigator.clipboard.readText()'), newKey);
     assert.equal((await t.api('/api/v1/account', { key: oldKey })).status, 401);
     assert.equal((await t.api('/api/v1/account', { key: newKey })).status, 200);
 

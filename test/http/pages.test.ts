@@ -27,7 +27,7 @@ describe('web pages', () => {
     assert.match(body, new RegExp(`curl -s ${base}/api/v1/publish `));
     assert.match(body, new RegExp(`${base}/api/v1/publish/&lt;slug&gt;/finalize`));
     assert.match(body, /slipway mcp/);
-    assert.doesNotMatch(body, /<script|style=|<style/, 'no inline script or style');
+    assert.doesNotMatch(body, /<script(?![^>]*\ssrc=)|style=|<style/, 'no inline script or style');
     // Every URL on the page is this server's (no CDN, no other host).
     for (const [, url] of body.matchAll(/(?:href|src)="([^"]+)"/g)) {
       assert.ok(url!.startsWith('/') || url!.startsWith(base), `foreign URL ${url}`);
@@ -38,6 +38,14 @@ describe('web pages', () => {
     assert.equal(sheet.status, 200);
     assert.match(sheet.headers.get('content-type') ?? '', /^text\/css/);
     assert.match(sheet.headers.get('cache-control') ?? '', /immutable/);
+    // The one script: local, hashed name, cached for a year, JavaScript content type.
+    const script = /<script src="(\/assets\/app-[0-9a-f]{12}\.js)" defer><\/script>/.exec(body)?.[1];
+    assert.ok(script, 'the page loads the shared script');
+    const js = await fetch(`${t.url}${script}`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.match(js.headers.get('cache-control') ?? '', /max-age=31536000, immutable/);
+    assert.match(await js.text(), /data-confirm/);
   });
 
   test('GET /llms.txt is a plain-text guide for agents with the publish and remediation flows', async () => {
