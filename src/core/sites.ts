@@ -230,6 +230,26 @@ export async function duplicateSite(
   }
 }
 
+/**
+ * The anonymous site a claim token opens, or the refusal a claim would get: unknown site, already
+ * claimed, wrong token, expired. The claim page asks this before it offers its button.
+ */
+export async function claimableSite(
+  deps: Pick<PublishDeps, 'db' | 'clock'>,
+  slug: string,
+  claimToken: string,
+): Promise<SiteRow> {
+  const site = await findLiveSite(deps.db.kysely, slug);
+  if (!site) throw notFound(`Site "${slug}" not found`);
+  if (site.owner_id !== null || site.claim_token_hash === null)
+    throw invalid('This site has already been claimed');
+  if (!safeEqual(hashClaimToken(claimToken), site.claim_token_hash))
+    throw invalid('The claim token is not valid for this site');
+  if (site.expires_at !== null && site.expires_at <= deps.clock.now())
+    throw invalid('This site has expired and can no longer be claimed');
+  return site;
+}
+
 /** POST .../claim: an unexpired anonymous site with the right token becomes the caller's. */
 export async function claimSite(
   deps: PublishDeps,
@@ -237,15 +257,8 @@ export async function claimSite(
   slug: string,
   claimToken: string,
 ): Promise<{ slug: string; siteUrl: string; owner: string; message: string }> {
-  const site = await findLiveSite(deps.db.kysely, slug);
-  if (!site) throw notFound(`Site "${slug}" not found`);
-  if (site.owner_id !== null || site.claim_token_hash === null)
-    throw invalid('This site has already been claimed');
-  if (!safeEqual(hashClaimToken(claimToken), site.claim_token_hash))
-    throw invalid('The claim token is not valid for this site');
+  const site = await claimableSite(deps, slug, claimToken);
   const now = deps.clock.now();
-  if (site.expires_at !== null && site.expires_at <= now)
-    throw invalid('This site has expired and can no longer be claimed');
   await checkSiteLimit(deps, account);
   // The claimed site's live bytes join the account's storage like a publish would.
   const live = site.current_version_id

@@ -19,11 +19,11 @@ import {
   startSession,
 } from '../core/sessions.js';
 import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/signin.js';
-import { claimSite, listSites } from '../core/sites.js';
+import { claimableSite, claimSite, listSites, siteDetails } from '../core/sites.js';
 import { cookieValue } from '../serve/password-gate.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
-import { accountSections, registerDashboard, type WebKit } from './dashboard.js';
+import { accountSections, registerDashboard, type Session, type WebKit } from './dashboard.js';
 import { sendPage } from './pages.js';
 
 const NONCE_COOKIE = 'slipway_csrf';
@@ -218,20 +218,52 @@ ${await accountSections(ctx, s, kit)}
     });
     registerDashboard(app, ctx, publishDeps, kit);
 
-    // claimUrl (CONTRACT): sign in if needed, then one button claims the site into the account.
+    // claimUrl (CONTRACT): a used, wrong or expired link says so at once; a good one asks for a sign-in if
+    // needed, then one button claims the site and lands on its page in the dashboard.
+    const cannotClaim = (reply: FastifyReply, err: ApiError) =>
+      sendPage(
+        reply,
+        err.status,
+        'Cannot claim',
+        html`<h1>This site cannot be claimed</h1><p>${err.message}.</p>
+<p class="muted">An anonymous site can be claimed once, with the link its publisher received, within 24 hours of
+publishing.</p><p><a href="/dashboard">Your sites</a></p>`,
+      );
+    /** The site's page when it already belongs to the signed-in account (a second click, an old tab). */
+    const alreadyYours = async (reply: FastifyReply, s: Session | undefined, slug: string) => {
+      if (!s) return false;
+      try {
+        await siteDetails(publishDeps, s.account, slug);
+      } catch {
+        return false;
+      }
+      await reply.redirect(
+        `/dashboard/sites/${slug}?done=${encodeURIComponent(`${slug} is already yours.`)}`,
+        303,
+      );
+      return true;
+    };
+
     app.get('/claim', { schema: { hide: true } }, async (req, reply) => {
       const q = req.query as Record<string, unknown>;
       const slug = typeof q.slug === 'string' ? q.slug : '';
       const token = typeof q.token === 'string' ? q.token : '';
-      if (!slug || !token) {
+      if (!/^[a-z0-9-]{1,63}$/.test(slug) || !token || token.length > 200) {
         return sendPage(
           reply,
           400,
           'Invalid claim link',
-          html`<h1>Invalid claim link</h1><p>The link has no site or token.</p>`,
+          html`<h1>Invalid claim link</h1><p>The link has no site or no token; copy the whole claimUrl.</p>`,
         );
       }
       const s = await session(req);
+      if (await alreadyYours(reply, s, slug)) return reply;
+      try {
+        await claimableSite(publishDeps, slug, token);
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500) return cannotClaim(reply, err);
+        throw err;
+      }
       if (!s) return reply.redirect(`/login?next=${encodeURIComponent(req.url)}`, 303);
       return sendPage(
         reply,
@@ -248,25 +280,18 @@ ${await accountSections(ctx, s, kit)}
       const s = await session(req);
       const body = form(req);
       if (!s || crossSite(req) || !csrfTokenValid(csrfKey, s.token, body._csrf)) return refused(reply);
+      const slug = body.slug ?? '';
       try {
-        const claimed = await claimSite(publishDeps, s.account, body.slug ?? '', body.token ?? '');
-        const fresh = await session(req);
-        return dashboard(
-          reply,
-          fresh ?? s,
-          html`<p class="ok" role="status">${claimed.slug} is yours now.</p>`,
-        );
+        await claimSite(publishDeps, s.account, slug, body.token ?? '');
       } catch (err) {
-        if (err instanceof ApiError && err.status < 500) {
-          return sendPage(
-            reply,
-            err.status,
-            'Cannot claim',
-            html`<h1>This site cannot be claimed</h1><p>${err.message}</p><p><a href="/dashboard">Your sites</a></p>`,
-          );
-        }
+        if (await alreadyYours(reply, s, slug)) return reply;
+        if (err instanceof ApiError && err.status < 500) return cannotClaim(reply, err);
         throw err;
       }
+      return reply.redirect(
+        `/dashboard/sites/${encodeURIComponent(slug)}?done=${encodeURIComponent(`${slug} is yours now: it no longer expires.`)}`,
+        303,
+      );
     });
   };
 }

@@ -58,7 +58,10 @@ test('claimUrl -> sign in (code from SMTP) -> claim -> the site is in the dashbo
     await p.page.waitForSelector(`text=Claim ${anon.slug}`);
     await p.screenshot('claim');
     await p.page.click('button[type=submit]');
+    // The claim lands on the site's own page, and the site is in the list.
     await p.page.waitForSelector(`text=${anon.slug} is yours now`);
+    assert.equal(new URL(p.page.url()).pathname, `/dashboard/sites/${anon.slug}`);
+    await p.page.click('a:text-is("← Your sites")');
     assert.ok(await p.page.isVisible(`a[href="/dashboard/sites/${anon.slug}"]`));
     await p.screenshot('dashboard-with-site');
 

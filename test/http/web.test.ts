@@ -128,12 +128,22 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     );
   });
 
-  test('the claimUrl: sign in, claim with one button, land on the dashboard; a used or wrong token gets a clear page', async () => {
+  test('the claimUrl: sign in, claim with one button, land on the site in the dashboard; a used, wrong or expired token gets a clear page', async () => {
     const anon = await publish(t, { 'index.html': '<h1>claim me</h1>' });
     assert.equal(anon.finalize?.status, 200);
     const claimUrl = new URL(anon.create.body.claimUrl);
     assert.equal(claimUrl.pathname, '/claim');
     const path = `${claimUrl.pathname}${claimUrl.search}`;
+    const token = claimUrl.searchParams.get('token')!;
+
+    // A wrong token is said at once, before any sign-in.
+    const wrong = await new Browser(t).request(`/claim?slug=${anon.slug}&token=clm_wrong`);
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.text, /cannot be claimed/);
+    assert.match(wrong.text, /The claim token is not valid for this site/);
+    assert.equal((await new Browser(t).request('/claim?slug=&token=')).status, 400);
+    assert.equal((await new Browser(t).request(`/claim?slug=nope-not-here&token=${token}`)).status, 404);
+
     const b = new Browser(t);
     const first = await b.request(path);
     assert.equal(first.status, 303);
@@ -146,19 +156,41 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.match(page.text, new RegExp(`Claim ${anon.slug}`));
     const claimed = await b.request('/claim', {
       method: 'POST',
-      form: { slug: anon.slug, token: claimUrl.searchParams.get('token')!, _csrf: csrfOf(page.text) },
+      form: { slug: anon.slug, token, _csrf: csrfOf(page.text) },
     });
-    assert.equal(claimed.status, 200, claimed.text);
-    assert.match(claimed.text, new RegExp(`${anon.slug} is yours now`));
-    assert.match(claimed.text, new RegExp(`>${anon.slug}</a>`), 'the site is listed in the dashboard');
+    assert.equal(claimed.status, 303, claimed.text);
+    const landing = claimed.headers.get('location') ?? '';
+    assert.ok(landing.startsWith(`/dashboard/sites/${anon.slug}?done=`), landing);
+    const sitePage = await b.request(landing);
+    assert.equal(sitePage.status, 200);
+    assert.match(sitePage.text, new RegExp(`${anon.slug} is yours now`));
+    assert.match(
+      (await b.request('/dashboard')).text,
+      new RegExp(`>${anon.slug}</a>`),
+      'listed in the dashboard',
+    );
 
-    const again = await b.request('/claim', {
-      method: 'POST',
-      form: { slug: anon.slug, token: claimUrl.searchParams.get('token')!, _csrf: csrfOf(page.text) },
-    });
-    assert.ok(again.status >= 400 && again.status < 500);
-    assert.match(again.text, /cannot be claimed/);
-    assert.equal((await b.request('/claim?slug=&token=')).status, 400);
+    // The same link again: for its new owner, the site's page; for anyone else, a clear refusal.
+    const again = await b.request(path);
+    assert.equal(again.status, 303);
+    assert.match(
+      again.headers.get('location') ?? '',
+      new RegExp(`^/dashboard/sites/${anon.slug}\\?done=.*already%20yours`),
+    );
+    const other = new Browser(t);
+    const used = await other.request(path);
+    assert.equal(used.status, 400);
+    assert.match(used.text, /This site has already been claimed/);
+
+    // An anonymous site past its 24 hours.
+    const late = await publish(t, { 'index.html': '<h1>too late</h1>' });
+    t.clock.advance(25 * 3600 * 1000);
+    const expired = await new Browser(t).request(
+      new URL(late.create.body.claimUrl).pathname + new URL(late.create.body.claimUrl).search,
+    );
+    assert.equal(expired.status, 400);
+    assert.match(expired.text, /has expired and can no longer be claimed/);
+    assert.match(expired.text, /cannot be claimed/);
   });
 
   test('the dashboard links a site to the handle, and removes the link', async () => {
