@@ -70,7 +70,7 @@ ${
     ? html`<p class="muted">No links.</p>`
     : html`<ul>${links.links.map(
         (l) =>
-          html`<li><a href="${l.url}">${l.url}</a> → ${l.slug} <form method="post" action="/dashboard/links/delete">${csrf}<input type="hidden" name="id" value="${l.id}"><button class="danger" type="submit">Remove</button></form></li>`,
+          html`<li><a href="${l.url}">${l.url}</a> → ${l.slug} <form method="post" action="/dashboard/links/delete">${csrf}<input type="hidden" name="id" value="${l.id}"><button class="danger" type="submit" aria-label="Remove the link ${l.url}">Remove</button></form></li>`,
       )}</ul>`
 }
 <form method="post" action="/dashboard/links">${csrf}
@@ -85,8 +85,8 @@ ${
     : html`<table><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">DNS records to create</th><th scope="col"></th></tr></thead><tbody>${domains.domains.map(
         (d) => html`<tr><td>${d.domain}</td><td>${d.status} (TLS ${d.sslStatus})</td>
 <td><code>CNAME ${d.domain} → ${ctx.config.cnameTarget}</code><br><code>TXT ${d.verificationTxtName} = ${d.verificationTxtValue}</code></td>
-<td><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit">Verify</button></form>
-<form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit">Delete</button></form></td></tr>`,
+<td><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit" aria-label="Verify ${d.domain}">Verify</button></form>
+<form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit" aria-label="Delete ${d.domain}">Delete</button></form></td></tr>`,
       )}</tbody></table>`
 }
 <form method="post" action="/dashboard/domains">${csrf}<label for="domain">Add a domain</label>
@@ -199,7 +199,7 @@ export function registerDashboard(
 <p class="muted">Values are never shown.</p>
 <ul>${vars.map(
         (v) =>
-          html`<li>${v.name} <form method="post" action="/dashboard/sites/variables/delete">${csrf}${slugField}<input type="hidden" name="name" value="${v.name}"><button class="danger" type="submit">Delete</button></form></li>`,
+          html`<li>${v.name} <form method="post" action="/dashboard/sites/variables/delete">${csrf}${slugField}<input type="hidden" name="name" value="${v.name}"><button class="danger" type="submit" aria-label="Delete the variable ${v.name}">Delete</button></form></li>`,
       )}</ul>
 <form method="post" action="/dashboard/sites/variables">${csrf}${slugField}
 <label for="var-name">Name</label><input id="var-name" name="name" required>
@@ -208,14 +208,14 @@ export function registerDashboard(
 <h2>Proxy hosts</h2>
 <ul>${hosts.map(
         (h) =>
-          html`<li>${h.hostname} <form method="post" action="/dashboard/sites/hosts/delete">${csrf}${slugField}<input type="hidden" name="hostname" value="${h.hostname}"><button class="danger" type="submit">Remove</button></form></li>`,
+          html`<li>${h.hostname} <form method="post" action="/dashboard/sites/hosts/delete">${csrf}${slugField}<input type="hidden" name="hostname" value="${h.hostname}"><button class="danger" type="submit" aria-label="Remove ${h.hostname}">Remove</button></form></li>`,
       )}</ul>
 <form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
 <label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
 <h2>Versions</h2>
 <ul>${versions.map(
         (v) =>
-          html`<li>${v.versionId} (${timeTag(v.createdAt)}, ${v.fileCount} files)${v.current ? ' current' : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit">Restore</button></form>`}</li>`,
+          html`<li>${v.versionId} (${timeTag(v.createdAt)}, ${v.fileCount} files)${v.current ? ' current' : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
       )}</ul>
 <h2>Copy or delete</h2>
 <form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
