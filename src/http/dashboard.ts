@@ -39,15 +39,37 @@ export interface WebKit {
   refused(reply: FastifyReply): unknown;
 }
 
+/** The expiry form's choices: keep, never, or a time from now (ttlSeconds as the API takes it). */
+const EXPIRY_CHOICES = [
+  { value: 'keep', label: 'Keep the current expiry' },
+  { value: 'never', label: 'Never expires' },
+  { value: String(3600), label: 'In 1 hour' },
+  { value: String(86_400), label: 'In 1 day' },
+  { value: String(7 * 86_400), label: 'In 7 days' },
+  { value: String(30 * 86_400), label: 'In 30 days' },
+];
+
 const back = (reply: FastifyReply, path: string, notice: string) =>
   reply.redirect(`${path}${path.includes('?') ? '&' : '?'}done=${encodeURIComponent(notice)}`, 303);
 
 /** The account-wide sections of /dashboard: plan, handle, domains, API key. */
-export async function accountSections(ctx: AppContext, s: Session, kit: WebKit): Promise<SafeHtml> {
+export async function accountSections(
+  ctx: AppContext,
+  s: Session,
+  kit: WebKit,
+  siteSlugs: string[],
+): Promise<SafeHtml> {
   const csrf = kit.csrfField(s.token);
   const domains = await listDomains({ ...ctx, dns: ctx.dns }, s.account);
   const links = await listLinks({ ...ctx }, s.account);
   const hobby = s.account.plan === 'hobby';
+  // Where a link can mount a site: the handle (an empty `domain`) and each active domain.
+  const mounts = [
+    ...(s.account.handle ? [{ value: '', label: `Your handle (${s.account.handle})` }] : []),
+    ...domains.domains
+      .filter((d) => d.status === 'active')
+      .map((d) => ({ value: d.domain, label: d.domain })),
+  ];
   return html`<h2>Plan</h2>
 <p>Plan: <strong>${s.account.plan}</strong>.</p>
 ${
@@ -73,19 +95,27 @@ ${
           html`<li><a href="${l.url}">${l.url}</a> → ${l.slug} <form method="post" action="/dashboard/links/delete">${csrf}<input type="hidden" name="id" value="${l.id}"><button class="danger" type="submit" aria-label="Remove the link ${l.url}">Remove</button></form></li>`,
       )}</ul>`
 }
-<form method="post" action="/dashboard/links">${csrf}
-<label for="link-slug">Site</label><input id="link-slug" name="slug" required>
-<label for="link-domain">Domain (empty: your handle)</label><input id="link-domain" name="domain">
+${
+  siteSlugs.length === 0 || mounts.length === 0
+    ? html`<p class="muted">${siteSlugs.length === 0 ? 'Publish a site first.' : 'Links need a handle (Hobby) or an active custom domain.'}</p>`
+    : html`<form method="post" action="/dashboard/links">${csrf}
+<label for="link-slug">Site</label><select id="link-slug" name="slug" required>${siteSlugs.map((slug) => html`<option>${slug}</option>`)}</select>
+<label for="link-domain">On</label><select id="link-domain" name="domain">${mounts.map(
+        (m) => html`<option value="${m.value}">${m.label}</option>`,
+      )}</select>
 <label for="link-location">Path</label><input id="link-location" name="location" value="/">
-<p><button type="submit">Link</button></p></form>
+<p><button type="submit">Link</button></p></form>`
+}
 <h2>Custom domains</h2>
 ${
   domains.domains.length === 0
     ? html`<p class="muted">No domains.</p>`
-    : html`<table><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">DNS records to create</th><th scope="col"></th></tr></thead><tbody>${domains.domains.map(
-        (d) => html`<tr><td>${d.domain}</td><td>${d.status} (TLS ${d.sslStatus})</td>
-<td><code>CNAME ${d.domain} → ${ctx.config.cnameTarget}</code><br><code>TXT ${d.verificationTxtName} = ${d.verificationTxtValue}</code></td>
-<td><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit" aria-label="Verify ${d.domain}">Verify</button></form>
+    : html`<table class="stack"><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">DNS records to create</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${domains.domains.map(
+        (
+          d,
+        ) => html`<tr><td data-label="Domain">${d.domain}</td><td data-label="Status">${d.status} (TLS ${d.sslStatus})</td>
+<td data-label="DNS records"><code>CNAME ${d.domain} → ${ctx.config.cnameTarget}</code><br><code>TXT ${d.verificationTxtName} = ${d.verificationTxtValue}</code></td>
+<td class="actions"><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit" aria-label="Verify ${d.domain}">Verify</button></form>
 <form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit" aria-label="Delete ${d.domain}">Delete</button></form></td></tr>`,
       )}</tbody></table>`
 }
@@ -183,13 +213,15 @@ export function registerDashboard(
 <h1>${slug}</h1>${typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : ''}
 <p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
 <h2>Files</h2>
-<table><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
-<tbody>${site.files.map((f) => html`<tr><td>${f.path}</td><td>${f.contentType}</td><td>${f.size}</td></tr>`)}</tbody></table>
+<table class="stack"><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
+<tbody>${site.files.map((f) => html`<tr><td data-label="Path">${f.path}</td><td data-label="Type">${f.contentType}</td><td data-label="Bytes">${f.size}</td></tr>`)}</tbody></table>
 <h2>Details</h2>
 <form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
 <label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
 <label for="description">Description</label><input id="description" name="description" value="${site.description ?? ''}">
-<label for="ttl">Expires in (seconds; empty = never)</label><input id="ttl" name="ttlSeconds" inputmode="numeric" value="">
+<label for="ttl">Expiry</label><select id="ttl" name="ttl">${EXPIRY_CHOICES.map(
+        (c) => html`<option value="${c.value}">${c.label}</option>`,
+      )}</select>
 <p><button type="submit">Save</button></p></form>
 <h2>Password</h2>
 <form method="post" action="/dashboard/sites/password">${csrf}${slugField}
@@ -215,7 +247,7 @@ export function registerDashboard(
 <h2>Versions</h2>
 <ul>${versions.map(
         (v) =>
-          html`<li>${v.versionId} (${timeTag(v.createdAt)}, ${v.fileCount} files)${v.current ? ' current' : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
+          html`<li>${timeTag(v.createdAt)} · ${v.fileCount} files · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
       )}</ul>
 <h2>Copy or delete</h2>
 <form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
@@ -226,11 +258,12 @@ export function registerDashboard(
   });
 
   action('/dashboard/sites/metadata', sitePage, async (s, b) => {
-    const ttl = b.ttlSeconds?.trim();
+    // "keep" (or nothing) leaves the expiry alone; "never" clears it; a number of seconds from now.
+    const ttl = b.ttl ?? 'keep';
     await updateMetadata(publishDeps, s.account, b.slug ?? '', {
       title: b.title || null,
       description: b.description || null,
-      ...(ttl ? { ttlSeconds: Number(ttl) } : {}),
+      ...(ttl === 'keep' ? {} : { ttlSeconds: ttl === 'never' ? null : Number(ttl) }),
     });
     return 'Saved.';
   });

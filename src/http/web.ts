@@ -128,8 +128,8 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
     const rows = sites.sites.map(
       (
         site,
-      ) => html`<tr><td><a href="/dashboard/sites/${site.slug}">${site.slug}</a> <a class="muted" href="${site.siteUrl}">open</a></td><td>${site.status}</td>
-<td>${site.fileCount}</td><td>${site.totalSize}</td><td>${timeTag(site.expiresAt)}</td></tr>`,
+      ) => html`<tr><td data-label="Site"><a href="/dashboard/sites/${site.slug}">${site.slug}</a> <a class="muted" href="${site.siteUrl}" aria-label="Open ${site.slug}">open</a></td><td data-label="Status">${site.status}</td>
+<td data-label="Files">${site.fileCount}</td><td data-label="Bytes">${site.totalSize}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`,
     );
     return sendPage(
       reply,
@@ -141,9 +141,14 @@ ${view.usage.storage.used} of ${view.usage.storage.limit} stored.</p>
 ${
   rows.length === 0
     ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
-    : html`<table><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
 }
-${await accountSections(ctx, s, kit)}
+${await accountSections(
+  ctx,
+  s,
+  kit,
+  sites.sites.map((site) => site.slug),
+)}
 <form method="post" action="/logout">${csrfField(csrfTokenFor(csrfKey, s.token))}<p><button type="submit">Sign out</button></p></form>`,
     );
   }

@@ -69,6 +69,12 @@ button.danger{background:var(--danger);border-color:var(--danger)}
 .muted{color:var(--muted)}.error{color:var(--danger)}.ok{color:var(--ok)}
 .panel{background:var(--panel);padding:1rem;border-radius:8px;margin:1rem 0}
 footer{max-width:52rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.9rem}
+td.actions form{display:inline-block;margin:0 .25rem .25rem 0}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
+table.stack tr{border-bottom:1px solid var(--muted);padding:.4rem 0}table.stack td{border:0;padding:.15rem 0;overflow-wrap:anywhere}
+table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}
 button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem;background:var(--panel);color:var(--fg);border-color:var(--muted)}
 form[aria-busy=true] button{opacity:.6}
 `.trim();

@@ -204,6 +204,12 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const site = await publish(t, { 'index.html': '<p>linked from the web</p>' }, { key });
     await signInWithBrowser(t, b, 'linker@example.com');
     const dash = await b.request('/dashboard');
+    // The form offers the account's sites and the handle as a mount.
+    assert.match(
+      dash.text,
+      new RegExp(`<select id="link-slug" name="slug" required><option>${site.slug}</option>`),
+    );
+    assert.match(dash.text, /<option value="">Your handle \(web-linker\)<\/option>/);
     const linked = await b.request('/dashboard/links', {
       method: 'POST',
       form: { slug: site.slug, domain: '', location: '/web', _csrf: csrfOf(dash.text) },
@@ -223,6 +229,39 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     });
     assert.equal(removed.status, 303);
     assert.deepEqual((await t.api('/api/v1/links', { key })).body.links, []);
+  });
+
+  test("the site page's expiry choice: keep leaves it, a duration sets it, never clears it; the link form offers the account's sites and mounts", async () => {
+    const b = new Browser(t);
+    const key = await signIn(t, 'expiry@example.com');
+    const site = await publish(t, { 'index.html': '<p>expiring</p>' }, { key });
+    await signInWithBrowser(t, b, 'expiry@example.com');
+    const page = await b.request(`/dashboard/sites/${site.slug}`);
+    assert.match(page.text, /<select id="ttl" name="ttl"><option value="keep">/);
+    const save = (ttl: string) =>
+      b.request('/dashboard/sites/metadata', {
+        method: 'POST',
+        form: { slug: site.slug, title: 'T', description: '', ttl, _csrf: csrfOf(page.text) },
+      });
+    const expiresAt = async () => (await t.api(`/api/v1/publish/${site.slug}`, { key })).body.expiresAt;
+
+    assert.equal((await save('86400')).status, 303);
+    const set = Date.parse(await expiresAt());
+    assert.ok(Math.abs(set - (t.clock.now() + 86_400_000)) < 60_000, 'about a day from now');
+    assert.equal((await save('keep')).status, 303);
+    assert.equal(Date.parse(await expiresAt()), set, 'keep leaves the expiry alone');
+    assert.equal((await save('never')).status, 303);
+    assert.equal(await expiresAt(), null);
+    const bad = await save('-5');
+    assert.match(
+      decodeURIComponent(bad.headers.get('location') ?? ''),
+      /INVALID_REQUEST: ttlSeconds must be a positive/,
+    );
+
+    // No handle and no active domain: the dashboard says what links need instead of a form.
+    const dash = await b.request('/dashboard');
+    assert.match(dash.text, /Links need a handle \(Hobby\) or an active custom domain/);
+    assert.doesNotMatch(dash.text, /id="link-slug"/);
   });
 
   test('next= never leaves this host', async () => {
