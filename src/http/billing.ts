@@ -17,7 +17,7 @@ import {
   receiveWebhook,
   testCheckoutState,
 } from '../core/billing.js';
-import { escapeHtml, raw } from '../shared/html.js';
+import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import { JSON_BODY_LIMIT_BYTES } from './json.js';
 import { sendPage as sendLayoutPage } from './pages.js';
 import { requireAccount } from './rate-limit.js';
@@ -27,9 +27,11 @@ const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 const TOKEN = Type.String({ maxLength: 300 });
 
 /** Billing pages carry tokens in their URL: no Referer leaves them. */
-function sendPage(reply: FastifyReply, status: number, title: string, bodyHtml: string) {
-  return sendLayoutPage(reply, status, title, raw(bodyHtml), { referrerPolicy: 'no-referrer' });
+function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml) {
+  return sendLayoutPage(reply, status, title, body, { referrerPolicy: 'no-referrer' });
 }
+
+const BACK = html`<p><a href="/dashboard">Go to your dashboard</a></p>`;
 
 export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -119,7 +121,7 @@ export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {
             reply,
             404,
             'Checkout not found',
-            '<h1>Checkout not found</h1><p>This checkout link is not valid.</p>',
+            html`<h1>Checkout not found</h1><p>This checkout link is not valid.</p>${BACK}`,
           );
         }
         if (state.kind === 'used') {
@@ -127,15 +129,15 @@ export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {
             reply,
             410,
             'Already paid',
-            '<h1>Already paid</h1><p>This checkout was completed; the account is on Hobby.</p>',
+            html`<h1>Already paid</h1><p>This checkout was completed; the account is on Hobby.</p>${BACK}`,
           );
         }
         return sendPage(
           reply,
           200,
           'Test checkout',
-          `<h1>Slipway Hobby: test checkout</h1>
-<p>Test payment for <strong>${escapeHtml(state.email)}</strong> (subscription ${escapeHtml(state.subscriptionId)}).
+          html`<h1>Slipway Hobby: test checkout</h1>
+<p>Test payment for <strong>${state.email}</strong> (subscription ${state.subscriptionId}).
 No money moves: this deployment uses the built-in test provider.</p>
 <form method="post"><button type="submit">Pay</button></form>`,
         );
@@ -151,7 +153,7 @@ No money moves: this deployment uses the built-in test provider.</p>
             reply,
             200,
             'Payment complete',
-            '<h1>Payment complete</h1><p>The account is on the Hobby plan now. You can close this page.</p>',
+            html`<h1>Payment complete</h1><p>The account is on the Hobby plan now.</p>${BACK}`,
           );
         }
         const state = await testCheckoutState(deps, req.params.token);
@@ -160,41 +162,41 @@ No money moves: this deployment uses the built-in test provider.</p>
               reply,
               410,
               'Already paid',
-              '<h1>Already paid</h1><p>This checkout was already completed; nothing was charged again.</p>',
+              html`<h1>Already paid</h1><p>This checkout was already completed; nothing was charged again.</p>${BACK}`,
             )
           : sendPage(
               reply,
               404,
               'Checkout not found',
-              '<h1>Checkout not found</h1><p>This checkout link is not valid.</p>',
+              html`<h1>Checkout not found</h1><p>This checkout link is not valid.</p>${BACK}`,
             );
       },
     );
 
-    const portalPage = async (token: string, reply: FastifyReply, notice = '') => {
+    const portalPage = async (token: string, reply: FastifyReply, notice: SafeHtml | '' = '') => {
       const account = await portalAccount(deps, token);
       if (!account) {
         return sendPage(
           reply,
           403,
           'Link expired',
-          '<h1>Link expired</h1><p>Ask for a new portal link (POST /api/billing/portal).</p>',
+          html`<h1>Link expired</h1><p>Open a new portal link from your dashboard (or POST /api/billing/portal).</p>${BACK}`,
         );
       }
       const view = await portalView(deps, account);
-      if (!view) return sendPage(reply, 404, 'No subscription', '<h1>No subscription</h1>');
+      if (!view) return sendPage(reply, 404, 'No subscription', html`<h1>No subscription</h1>${BACK}`);
       const cancel = view.cancellable
-        ? `<form method="post" action="/billing/portal/cancel"><input type="hidden" name="token" value="${escapeHtml(token)}"><button type="submit">Cancel subscription</button></form>
+        ? html`<form method="post" action="/billing/portal/cancel" data-confirm="Cancel the Hobby subscription? Hobby stays until the end of the paid period."><input type="hidden" name="token" value="${token}"><button class="danger" type="submit">Cancel subscription</button></form>
 <p>Hobby stays until the end of the paid period.</p>`
         : '';
       return sendPage(
         reply,
         200,
         'Subscription',
-        `<h1>Your subscription</h1>${notice}
-<p>Account: ${escapeHtml(view.email)}<br>Plan: <strong>${view.plan}</strong><br>
-Subscription ${escapeHtml(view.subscriptionId)}: <strong>${escapeHtml(view.status)}</strong><br>
-Paid until: ${view.currentEnd ? escapeHtml(view.currentEnd) : 'not charged yet'}</p>${cancel}`,
+        html`<h1>Your subscription</h1>${notice}
+<p>Account: ${view.email}<br>Plan: <strong>${view.plan}</strong><br>
+Subscription ${view.subscriptionId}: <strong>${view.status}</strong><br>
+Paid until: ${timeTag(view.currentEnd, 'not charged yet')}</p>${cancel}${BACK}`,
       );
     };
 
@@ -213,7 +215,7 @@ Paid until: ${view.currentEnd ? escapeHtml(view.currentEnd) : 'not charged yet'}
           const { token } = req.body as { token: string };
           const account = await portalAccount(deps, token);
           if (account) await cancelFromPortal(deps, account);
-          return portalPage(token, reply, '<p><strong>Cancelled.</strong></p>');
+          return portalPage(token, reply, html`<p class="ok" role="status"><strong>Cancelled.</strong></p>`);
         },
       );
     });

@@ -52,6 +52,9 @@ const EXPIRY_CHOICES = [
 const back = (reply: FastifyReply, path: string, notice: string) =>
   reply.redirect(`${path}${path.includes('?') ? '&' : '?'}done=${encodeURIComponent(notice)}`, 303);
 
+const handleUrl = (ctx: AppContext, handle: string) =>
+  `${ctx.config.scheme}://${handle}.${ctx.config.siteDomain}/`;
+
 /** The account-wide sections of /dashboard: plan, handle, domains, API key. */
 export async function accountSections(
   ctx: AppContext,
@@ -78,11 +81,15 @@ ${
     : html`<form method="post" action="/dashboard/upgrade">${csrf}<button type="submit">Upgrade to Hobby</button></form>`
 }
 <h2>Handle</h2>
-<p>${s.account.handle ? html`Your handle: <strong>${s.account.handle}</strong>` : 'No handle.'}${hobby ? '' : ' Handles come with Hobby.'}</p>
+<p>${
+    s.account.handle
+      ? html`Your handle: <a href="${handleUrl(ctx, s.account.handle)}">${handleUrl(ctx, s.account.handle)}</a>`
+      : 'No handle yet.'
+  }${hobby ? '' : ' Handles come with Hobby.'}</p>
 ${
   hobby
-    ? html`<form method="post" action="/dashboard/handle">${csrf}<label for="handle">Handle</label>
-<input id="handle" name="handle" value="${s.account.handle ?? ''}" required> <button type="submit">Save</button></form>`
+    ? html`<form method="post" action="/dashboard/handle">${csrf}<label for="handle">${s.account.handle ? 'Change your handle' : 'Choose a handle'}</label>
+<input id="handle" name="handle" value="${s.account.handle ?? ''}" required minlength="3" maxlength="30" pattern="[a-z0-9][a-z0-9-]*[a-z0-9]" autocapitalize="none" spellcheck="false"> <button type="submit">Save</button></form>`
     : ''
 }
 <h2>Links</h2>
@@ -114,7 +121,8 @@ ${
         (
           d,
         ) => html`<tr><td data-label="Domain">${d.domain}</td><td data-label="Status">${d.status} (TLS ${d.sslStatus})</td>
-<td data-label="DNS records"><code>CNAME ${d.domain} → ${ctx.config.cnameTarget}</code><br><code>TXT ${d.verificationTxtName} = ${d.verificationTxtValue}</code></td>
+<td data-label="DNS records"><p>CNAME <code class="record">${d.domain}</code> → <code class="record" data-copy="the CNAME target">${ctx.config.cnameTarget}</code></p>
+<p>TXT <code class="record">${d.verificationTxtName}</code> = <code class="record" data-copy="the TXT value">${d.verificationTxtValue}</code></p></td>
 <td class="actions"><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit" aria-label="Verify ${d.domain}">Verify</button></form>
 <form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit" aria-label="Delete ${d.domain}">Delete</button></form></td></tr>`,
       )}</tbody></table>`
@@ -226,7 +234,7 @@ export function registerDashboard(
 <h2>Password</h2>
 <form method="post" action="/dashboard/sites/password">${csrf}${slugField}
 <label for="password">New password</label><input id="password" name="password" type="password" autocomplete="new-password">
-<p><button type="submit">Set password</button> <button name="clear" value="1" type="submit">Remove password</button></p></form>
+<p><button type="submit">Set password</button> <button class="danger" name="clear" value="1" type="submit">Remove password</button></p></form>
 <h2>Variables</h2>
 <p class="muted">Values are never shown.</p>
 <ul>${vars.map(
@@ -353,7 +361,7 @@ export function registerDashboard(
       200,
       'New API key',
       html`<h1>Your new API key</h1>
-<p class="error" role="alert">Copy it now: it is shown once. The old key no longer works, and your other browser sessions were signed out.</p>
+<p class="warn" role="alert">Copy it now: it is shown once. The old key no longer works, and your other browser sessions were signed out.</p>
 <pre data-copy="the API key"><code id="api-key">${apiKey}</code></pre><p><a href="/dashboard">Back to the dashboard</a></p>`,
     );
   });

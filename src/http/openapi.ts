@@ -577,6 +577,20 @@ export function openApiOptions(c: OpenApiConfig): SwaggerOptions {
           'X-RateLimit-Remaining and X-RateLimit-Reset.',
       },
       servers: [{ url: c.baseUrl }],
+      // The reference's order: the publish flow first, operations last.
+      tags: [
+        { name: 'auth', description: 'Sign in with an emailed code; get an API key' },
+        { name: 'sites', description: 'Publish, update, finalize, list, inspect, copy, claim, delete' },
+        { name: 'account', description: 'Plan, usage and limits' },
+        { name: 'variables', description: 'Encrypted site variables for the proxy' },
+        { name: 'proxy-hosts', description: 'Hosts the site proxy may call' },
+        { name: 'proxy', description: 'The site proxy' },
+        { name: 'billing', description: 'The Hobby plan' },
+        { name: 'handle', description: 'Your <handle> site address (Hobby)' },
+        { name: 'domains', description: 'Custom domains, verified by DNS' },
+        { name: 'links', description: 'Sites mounted on your handle or domains' },
+        { name: 'ops', description: 'Health, readiness, metrics, TLS front end' },
+      ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_live_ API key' } },
       },

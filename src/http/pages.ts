@@ -5,7 +5,7 @@
 
 import { createHash } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CSS, html, layout, type SafeHtml } from '../shared/html.js';
 import { APP_JS } from './app-script.js';
 
@@ -14,6 +14,28 @@ const hashed = (content: string, ext: string) =>
   `/assets/app-${createHash('sha256').update(content).digest('hex').slice(0, 12)}.${ext}`;
 export const STYLESHEET_PATH = hashed(APP_CSS, 'css');
 export const SCRIPT_PATH = hashed(APP_JS, 'js');
+
+/** Where @fastify/swagger-ui serves swagger-ui's files (only its static/ part is used). */
+const SWAGGER_UI_PREFIX = '/docs/ui';
+
+/** Starts swagger-ui on /api/openapi.json: the base layout (no top bar), no call to an online validator. */
+const DOCS_JS = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/api/openapi.json',
+    dom_id: '#swagger-ui',
+    layout: 'BaseLayout',
+    presets: [SwaggerUIBundle.presets.apis],
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 0,
+    validatorUrl: null,
+    // The page's own heading and introduction stand for swagger-ui's info block (one h1 per page).
+    plugins: [function () {
+      return { wrapComponents: { info: function () { return function () { return null; }; } } };
+    }]
+  });
+});`;
+const DOCS_SCRIPT_PATH = hashed(DOCS_JS, 'js').replace('/app-', '/docs-');
 
 /** CSP of the service's own pages: same-origin everything, no inline code, never framed. */
 export const PAGE_CSP =
@@ -74,12 +96,12 @@ curl -s -X PUT '&lt;upload.uploads[0].url&gt;' -H 'content-type: text/html' --da
 curl -s ${base}/api/v1/publish/&lt;slug&gt;/finalize -H 'content-type: application/json' \\
   -d '{"versionId":"&lt;upload.versionId&gt;"}'</code></pre>
 <h2>Command line</h2>
-<pre><code>npm run cli -- login                 # email, then the code you receive
+<pre data-copy="the commands"><code>npm run cli -- login                 # email, then the code you receive
 npm run cli -- publish ./dist        # prints the site URL; --json for scripts
 SLIPWAY_URL=${base} npm run cli -- list</code></pre>
 <h2>AI agents (MCP)</h2>
 <p><code>slipway mcp</code> serves the Model Context Protocol on stdio. A client configuration:</p>
-<pre><code>{ "mcpServers": { "slipway": { "command": "slipway", "args": ["mcp"],
+<pre data-copy="the configuration"><code>{ "mcpServers": { "slipway": { "command": "slipway", "args": ["mcp"],
     "env": { "SLIPWAY_URL": "${base}" } } } }</code></pre>
 <p>Agents that read plain text: <a href="/llms.txt">/llms.txt</a>. Every endpoint: <a href="/docs">API reference</a>.</p>
 <h2>Secrets stay out of published files</h2>
@@ -147,12 +169,46 @@ export async function registerPages(app: FastifyInstance, config: PagesConfig): 
       .header('cache-control', 'no-cache')
       .send(llmsTxt(config)),
   );
-  // The API reference: swagger-ui's own assets, served from this service (no CDN), with its static CSP.
+  asset(DOCS_SCRIPT_PATH, 'text/javascript; charset=utf-8', DOCS_JS);
+
+  // The API reference: our page (layout, title, a way back) around swagger-ui's renderer, whose files
+  // @fastify/swagger-ui serves from this host (no CDN) under /docs/ui/static/. Its own index page and
+  // JSON copy of the document redirect here: one reference, one document (/api/openapi.json).
   await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    // The pages' policy, except that swagger-ui sets style attributes from its script (measured in the
-    // browser test: the bundle's inline styles are blocked otherwise). Still nothing from another host.
+    routePrefix: SWAGGER_UI_PREFIX,
     staticCSP: DOCS_CSP,
-    uiConfig: { deepLinking: true, docExpansion: 'list' },
+    uiHooks: {
+      onRequest: (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+        if (req.url.startsWith(`${SWAGGER_UI_PREFIX}/static/`)) return done();
+        reply.redirect('/docs', 301);
+      },
+    },
   });
+  const baseUrl = config.baseUrl;
+  const docs = async (_req: unknown, reply: FastifyReply) =>
+    reply
+      .code(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      // The pages' policy, except that swagger-ui sets style attributes from its script (measured in the
+      // browser test: the bundle's inline styles are blocked otherwise). Still nothing from another host.
+      .header('content-security-policy', DOCS_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'same-origin')
+      .header('cache-control', 'no-cache')
+      .send(
+        layout({
+          title: 'Slipway API reference',
+          body: html`<h1>API reference</h1>
+<p>Every endpoint of the Slipway API with its request, its answers and an example of each, served from
+<code>${baseUrl}</code>. The document itself:
+<a href="/api/openapi.json">/api/openapi.json</a> (OpenAPI 3.0). Send the API key as <code>Authorization: Bearer svc_live_…</code>;
+errors are <code>{error, code, status}</code>. A walk-through for agents: <a href="/llms.txt">/llms.txt</a>.</p>`,
+          stylesheet: STYLESHEET_PATH,
+          head: html`<link rel="stylesheet" href="${SWAGGER_UI_PREFIX}/static/swagger-ui.css">
+<script src="${SWAGGER_UI_PREFIX}/static/swagger-ui-bundle.js" defer></script><script src="${DOCS_SCRIPT_PATH}" defer></script>`,
+          after: html`<div id="swagger-ui" class="api-reference"></div>`,
+          nav: NAV,
+        }),
+      );
+  app.get('/docs', { schema: { hide: true } }, docs);
 }

@@ -113,8 +113,9 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 <form method="post" action="/login/code">${csrfField(token)}<input type="hidden" name="next" value="${next}">
 <input type="hidden" name="email" value="${email}">
-<label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" placeholder="XXXX-XXXX" required autofocus>
-<p><button type="submit">Sign in</button></p></form>`,
+<label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" placeholder="XXXX-XXXX" required autofocus autocapitalize="characters" spellcheck="false">
+<p><button type="submit">Sign in</button></p></form>
+<p><a href="/login?next=${encodeURIComponent(next)}">Send a new code, or use another email</a></p>`,
     );
   }
 
@@ -136,8 +137,9 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
       200,
       'Dashboard',
       html`<h1>Your sites</h1>${notice ?? ''}
-<p>${view.email}: plan <strong>${view.plan}</strong>; ${view.usage.sites.used} of ${String(view.usage.sites.limit)} sites,
-${view.usage.storage.used} of ${view.usage.storage.limit} stored.</p>
+<p>Signed in as ${view.email}. Usage: ${view.usage.sites.used} of ${
+        view.usage.sites.limit === 'unlimited' ? 'unlimited' : String(view.usage.sites.limit)
+      } sites, ${view.usage.storage.used} of ${view.usage.storage.limit} stored.</p>
 ${
   rows.length === 0
     ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
@@ -149,7 +151,8 @@ ${await accountSections(
   kit,
   sites.sites.map((site) => site.slug),
 )}
-<form method="post" action="/logout">${csrfField(csrfTokenFor(csrfKey, s.token))}<p><button type="submit">Sign out</button></p></form>`,
+<h2>Session</h2>
+<form method="post" action="/logout">${csrfField(csrfTokenFor(csrfKey, s.token))}<p><button class="secondary" type="submit">Sign out</button></p></form>`,
     );
   }
 
@@ -258,7 +261,8 @@ publishing.</p><p><a href="/dashboard">Your sites</a></p>`,
           reply,
           400,
           'Invalid claim link',
-          html`<h1>Invalid claim link</h1><p>The link has no site or no token; copy the whole claimUrl.</p>`,
+          html`<h1>Invalid claim link</h1><p>The link has no site or no token; copy the whole claimUrl.</p>
+<p><a href="/dashboard">Your sites</a></p>`,
         );
       }
       const s = await session(req);

@@ -16,12 +16,17 @@ export function htmlDocument(title: string, bodyHtml: string, headHtml = ''): st
 `;
 }
 
-function page(title: string, message: string): string {
-  return htmlDocument(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
+/** A built-in page in the shared column; `home` adds a way back to the site's front page. */
+function page(title: string, message: string, home = true): string {
+  const back = home ? `<p><a href="/">Go to this site's home page</a></p>` : '';
+  return htmlDocument(
+    title,
+    `<main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${back}</main>`,
+  );
 }
 
 export const notFoundPage = () => page('404 — Not found', 'There is no site or file at this address.');
-export const gonePage = () => page('410 — Gone', 'This site has expired.');
+export const gonePage = () => page('410 — Gone', 'This site has expired.', false);
 
 /** A fixed page with its status and precomputed headers: answering costs no allocation. */
 export interface BuiltinPage {
@@ -70,8 +75,9 @@ export const FORM_TOO_LARGE = builtin(
 export const PLAN_PAUSED = builtin(
   404,
   page(
-    'Not available',
+    '404 — Not available',
     "This address is paused: the owner's plan no longer includes it. It comes back when the plan does.",
+    false,
   ),
 );
 /** A handle or active custom domain with no site linked at this path. */
@@ -92,11 +98,11 @@ export function passwordFormPage(message: string | null): string {
   const error = message === null ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>`;
   return htmlDocument(
     'Password required',
-    '<h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>' +
+    '<main><h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>' +
       error +
       '<form method="post"><label for="password">Password</label>' +
       '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
-      '<button type="submit">Continue</button></form>',
+      '<button type="submit">Continue</button></form></main>',
     '<meta name="robots" content="noindex">',
   );
 }

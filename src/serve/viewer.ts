@@ -58,7 +58,7 @@ export function viewerKind(contentType: string): ViewerKind {
 }
 
 const VIEWER_STYLE =
-  '<style>body{max-width:none;margin:0;padding:0}main{display:flex;flex-direction:column;min-height:100vh}' +
+  '<style>main{max-width:none;margin:0;padding:0;display:flex;flex-direction:column;min-height:100vh}' +
   'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
   'header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
   '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
@@ -173,8 +173,8 @@ export function renderListingPage(
     );
   }
   const body =
-    `<nav>${crumbs.join(' / ')}</nav><h1>Index of /${escapeHtml(folder)}</h1>` +
-    `<ul class="listing">${rows.join('')}</ul>`;
+    `<main><nav>${crumbs.join(' / ')}</nav><h1>Index of /${escapeHtml(folder)}</h1>` +
+    `<ul class="listing">${rows.join('')}</ul></main>`;
   return htmlDocument(
     folder === '' ? meta.title : `${folder} — ${meta.title}`,
     body,

@@ -48,35 +48,39 @@ export const raw = (markup: string) => new SafeHtml(markup);
 
 /** The shared stylesheet: readable on a phone, visible focus, no external fonts or images. */
 export const APP_CSS = `
-:root{color-scheme:light dark;--fg:#1d1d1f;--muted:#5f6368;--bg:#fff;--panel:#f5f5f7;--accent:#0b57d0;--danger:#b3261e;--ok:#146c2e}
-@media (prefers-color-scheme:dark){:root{--fg:#e8eaed;--muted:#9aa0a6;--bg:#17181a;--panel:#222326;--accent:#8ab4f8;--danger:#f28b82;--ok:#81c995}}
+:root{color-scheme:light dark;--fg:#1d1d1f;--muted:#5f6368;--bg:#fff;--panel:#f5f5f7;--accent:#0b57d0;--danger:#b3261e;--ok:#146c2e;--warn:#7a4f01;--warn-bg:#fff4d6}
+@media (prefers-color-scheme:dark){:root{--fg:#e8eaed;--muted:#9aa0a6;--bg:#17181a;--panel:#222326;--accent:#8ab4f8;--danger:#f28b82;--ok:#81c995;--warn:#fdd663;--warn-bg:#3a3000}}
 *{box-sizing:border-box}
 body{font:16px/1.55 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:var(--fg);background:var(--bg)}
-header.top{display:flex;gap:1rem;align-items:center;justify-content:space-between;padding:.75rem 1rem;border-bottom:1px solid var(--panel)}
+header.top{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center;justify-content:space-between;padding:.75rem 1rem;border-bottom:1px solid var(--panel)}
 header.top a.brand{font-weight:700;text-decoration:none;color:var(--fg)}
-nav a{margin-left:1rem}
+header.top nav a{margin-left:1rem}header.top nav a:first-child{margin-left:0}
 main{max-width:52rem;margin:0 auto;padding:1.5rem 1rem 4rem}
-h1{font-size:1.6rem;line-height:1.25}h2{font-size:1.2rem;margin-top:2rem}
+main h1{font-size:1.6rem;line-height:1.25}main h2{font-size:1.2rem;margin-top:2rem}
 a{color:var(--accent)}
-pre,code{font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
-pre{background:var(--panel);padding:.75rem 1rem;overflow-x:auto;border-radius:6px}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--panel);vertical-align:top}
-label{display:block;margin:.75rem 0 .25rem;font-weight:600}
-input,select,button,textarea{font:inherit;padding:.45rem .6rem;border-radius:6px;border:1px solid var(--muted);background:var(--bg);color:var(--fg);max-width:100%}
-button,.button{cursor:pointer;background:var(--accent);color:var(--bg);border-color:var(--accent);text-decoration:none;display:inline-block}
-button.danger{background:var(--danger);border-color:var(--danger)}
+main :is(pre,code){font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
+main pre{background:var(--panel);padding:.75rem 1rem;border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere}
+main table{border-collapse:collapse;width:100%}main :is(th,td){text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--panel);vertical-align:top}
+main label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+main :is(input,select,button,textarea){font:inherit;padding:.45rem .6rem;border-radius:6px;border:1px solid var(--muted);background:var(--bg);color:var(--fg);max-width:100%}
+main button{cursor:pointer;background:var(--accent);color:var(--bg);border-color:var(--accent)}
+main button.danger{background:var(--danger);border-color:var(--danger)}
+main button.secondary,main button.copy{background:var(--panel);color:var(--fg);border-color:var(--muted)}
+main button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .muted{color:var(--muted)}.error{color:var(--danger)}.ok{color:var(--ok)}
-.panel{background:var(--panel);padding:1rem;border-radius:8px;margin:1rem 0}
-footer{max-width:52rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.9rem}
-td.actions form{display:inline-block;margin:0 .25rem .25rem 0}
+.warn{color:var(--warn);background:var(--warn-bg);padding:.6rem .8rem;border-radius:6px}
+main li{margin:.35rem 0}main li form,main td.actions form{display:inline-block;margin:0 .25rem .25rem .5rem}
+main td.actions form{margin-left:0}
+main code.record{overflow-wrap:anywhere}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
-table.stack tr{border-bottom:1px solid var(--muted);padding:.4rem 0}table.stack td{border:0;padding:.15rem 0;overflow-wrap:anywhere}
+main table.stack tr{border-bottom:1px solid var(--muted);padding:.4rem 0}main table.stack td{border:0;padding:.15rem 0;overflow-wrap:anywhere}
 table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}
-button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem;background:var(--panel);color:var(--fg);border-color:var(--muted)}
 form[aria-busy=true] button{opacity:.6}
+main td p{margin:0 0 .35rem}
+.api-reference{max-width:72rem;margin:0 auto 4rem;padding:0 .5rem;background:#fff;color:#1d1d1f;color-scheme:light;border-radius:8px}
 `.trim();
 
 export interface LayoutOptions {
@@ -86,6 +90,10 @@ export interface LayoutOptions {
   stylesheet?: string;
   /** A script URL (web pages only: the site hosts' built-in pages carry no script). */
   script?: string;
+  /** More of the head (e.g. the API reference's own stylesheet and scripts). */
+  head?: SafeHtml;
+  /** Markup after `main`, outside its column and its element styles (the API reference's renderer). */
+  after?: SafeHtml;
   /** Navigation links for the header. */
   nav?: Array<{ href: string; label: string }>;
 }
@@ -99,8 +107,8 @@ export function layout(options: LayoutOptions): string {
   const script = options.script ? html`<script src="${options.script}" defer></script>` : '';
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${options.title}</title>${style}${script}</head>
+<title>${options.title}</title>${style}${script}${options.head ?? ''}</head>
 <body><header class="top"><a class="brand" href="/">Slipway</a><nav>${nav.map((n) => html`<a href="${n.href}">${n.label}</a>`)}</nav></header>
-<main>${options.body}</main></body></html>
+<main>${options.body}</main>${options.after ?? ''}</body></html>
 `.value;
 }

@@ -100,7 +100,7 @@ test('claimUrl -> sign in (code from SMTP) -> claim -> the site is in the dashbo
     await p.page.click('button:text-is("Pay")');
     await p.page.waitForSelector('text=Payment complete');
     await p.page.goto(`${p.baseUrl}/dashboard`);
-    assert.match((await p.page.textContent('main')) ?? '', /plan hobby/);
+    assert.match((await p.page.textContent('main')) ?? '', /Plan: hobby/);
 
     // Regenerate the key: shown once; the previous key is refused by the API.
     // The API's own sign-in issues a key (the dashboard then replaces it).

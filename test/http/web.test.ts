@@ -75,7 +75,7 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const dash = await b.request('/dashboard');
     assert.equal(dash.status, 200);
     assert.match(dash.text, /web@example\.com/);
-    assert.match(dash.text, /plan <strong>free<\/strong>/);
+    assert.match(dash.text, /Plan: <strong>free<\/strong>/);
     assert.doesNotMatch(dash.text, /svc_live_/, 'the page never shows an API key');
     const stored = await t.ctx.db.kysely.selectFrom('sessions').select('token_hash').execute();
     assert.ok(
