@@ -6,9 +6,11 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError, invalid } from '../core/errors.js';
+import { html } from '../shared/html.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { isUnstorableText } from '../store/db/db.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
+import { sendPage } from './pages.js';
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -130,6 +132,21 @@ export function registerErrorHandling(app: FastifyInstance): void {
             headers: { Allow: allowed.join(', ') },
           },
         ),
+      );
+    }
+    // A person's browser asking for a page that does not exist: the 404 page, in the pages' layout.
+    // The API's namespaces always answer with the spec's JSON body.
+    if (
+      (req.method === 'GET' || req.method === 'HEAD') &&
+      !/^\/(api|internal)(\/|$)/.test(path) &&
+      /\btext\/html\b/.test(req.headers.accept ?? '')
+    ) {
+      return sendPage(
+        reply,
+        404,
+        'Page not found',
+        html`<h1>Page not found</h1><p>There is no page at this address.</p>
+<p><a href="/">Home</a> · <a href="/dashboard">Your sites</a> · <a href="/docs">API reference</a></p>`,
       );
     }
     return sendApiError(reply, new ApiError('NOT_FOUND', `No route ${req.method} ${path}`));

@@ -211,4 +211,5 @@ errors are <code>{error, code, status}</code>. A walk-through for agents: <a hre
         }),
       );
   app.get('/docs', { schema: { hide: true } }, docs);
+  app.get('/docs/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 301));
 }

@@ -361,6 +361,12 @@ for (const mobile of [false, true]) {
       await checkPage(w, 'dashboard-404', res, { status: 404 });
     });
 
+    test(`page-404 (${label})`, async () => {
+      const res = await navigation(w, () => w.p.page.goto(`${w.p.baseUrl}/no/such/page`));
+      assert.ok(await w.p.page.isVisible('text=Page not found'));
+      await checkPage(w, 'page-404', res, { status: 404 });
+    });
+
     test(`claim (${label})`, async () => {
       const res = await navigation(w, () => w.p.page.goto(anon.claimUrl));
       assert.ok(await w.p.page.isVisible(`text=Claim ${anon.slug}`));

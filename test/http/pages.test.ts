@@ -72,4 +72,21 @@ describe('web pages', () => {
       assert.equal((await fetch(url)).status, 200, url);
     }
   });
+  test('an unknown page is a 404 page for a browser and the JSON error for API clients; /docs/ goes to /docs', async () => {
+    const page = await fetch(`${t.url}/no/such/page`, { headers: { accept: 'text/html,*/*' } });
+    assert.equal(page.status, 404);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+    assert.match(await page.text(), /<h1>Page not found<\/h1>/);
+    const json = await fetch(`${t.url}/no/such/page`);
+    assert.equal(json.status, 404);
+    assert.equal(((await json.json()) as { code: string }).code, 'NOT_FOUND');
+    // The API's namespace answers JSON even to a browser.
+    const api = await fetch(`${t.url}/api/v1/nope`, { headers: { accept: 'text/html' } });
+    assert.equal(api.status, 404);
+    assert.match(api.headers.get('content-type') ?? '', /^application\/json/);
+    const slash = await fetch(`${t.url}/docs/`, { redirect: 'manual' });
+    assert.equal(slash.status, 301);
+    assert.equal(slash.headers.get('location'), '/docs');
+  });
 });
