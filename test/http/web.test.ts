@@ -121,6 +121,25 @@ describe('web sign-in, sessions, CSRF and claim', () => {
       .where('slug', '=', anon.slug)
       .executeTakeFirstOrThrow();
     assert.equal(site.owner_id, null);
+    // A dashboard action (deleting a site) without the token, or with it from another site: nothing goes.
+    const key = await signIn(t, 'csrf@example.com');
+    const mine = await publish(t, { 'index.html': 'keep me' }, { key });
+    const fresh = new Browser(t);
+    await signInWithBrowser(t, fresh, 'csrf@example.com');
+    const sitePage = await fresh.request(`/dashboard/sites/${mine.slug}`);
+    const form = { slug: mine.slug, confirm: mine.slug };
+    assert.equal((await fresh.request('/dashboard/sites/delete', { method: 'POST', form })).status, 403);
+    const crossDelete = await fresh.request('/dashboard/sites/delete', {
+      method: 'POST',
+      form: { ...form, _csrf: csrfOf(sitePage.text) },
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    assert.equal(crossDelete.status, 403);
+    assert.equal(
+      (await t.api(`/api/v1/publish/${mine.slug}`, { key })).status,
+      200,
+      'the site is still there',
+    );
     // Sign-in forms need the nonce-bound token too.
     assert.equal(
       (await new Browser(t).request('/login', { method: 'POST', form: { email: 'x@example.com' } })).status,
