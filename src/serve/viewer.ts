@@ -58,9 +58,9 @@ export function viewerKind(contentType: string): ViewerKind {
 }
 
 const VIEWER_STYLE =
-  '<style>main{max-width:none;margin:0;padding:0;display:flex;flex-direction:column;min-height:100vh}' +
+  '<style>body>main{max-width:none;margin:0;padding:0;display:flex;flex-direction:column;min-height:100vh}' +
   'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
-  'header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
+  'main header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
   '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
   '.stage img,.stage video{max-width:100%;max-height:85vh}.stage iframe{width:100%;height:85vh;border:0}</style>';
 
