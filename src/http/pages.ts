@@ -10,10 +10,10 @@ import { APP_CSS, html, layout, type SafeHtml } from '../shared/html.js';
 import { APP_JS } from './app-script.js';
 
 /** Asset URLs carry their content's hash: a new version is a new URL, so each is cached for a year. */
-const hashed = (content: string, ext: string) =>
-  `/assets/app-${createHash('sha256').update(content).digest('hex').slice(0, 12)}.${ext}`;
-export const STYLESHEET_PATH = hashed(APP_CSS, 'css');
-export const SCRIPT_PATH = hashed(APP_JS, 'js');
+const hashed = (name: string, content: string, ext: string) =>
+  `/assets/${name}-${createHash('sha256').update(content).digest('hex').slice(0, 12)}.${ext}`;
+export const STYLESHEET_PATH = hashed('app', APP_CSS, 'css');
+export const SCRIPT_PATH = hashed('app', APP_JS, 'js');
 
 /** Where @fastify/swagger-ui serves swagger-ui's files (only its static/ part is used). */
 const SWAGGER_UI_PREFIX = '/docs/ui';
@@ -35,7 +35,7 @@ const DOCS_JS = `window.addEventListener('load', function () {
     }]
   });
 });`;
-const DOCS_SCRIPT_PATH = hashed(DOCS_JS, 'js').replace('/app-', '/docs-');
+const DOCS_SCRIPT_PATH = hashed('docs', DOCS_JS, 'js');
 
 /** CSP of the service's own pages: same-origin everything, no inline code, never framed. */
 export const PAGE_CSP =
