@@ -11,11 +11,10 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
-import type { PublishDeps } from './core/publish.js';
-import { secretScanCheck } from './core/scan/site-scan.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
+import { coreDeps } from './http/deps.js';
 import { domainRoutes } from './http/domains.js';
 import {
   clientErrorResponse,
@@ -112,37 +111,19 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await registerPages(app, ctx.config);
   await app.register(authRoutes(ctx));
   await app.register(accountRoutes(ctx));
-  const publishDeps: PublishDeps = {
-    db: ctx.db,
-    blobs: ctx.blobs,
-    clock: ctx.clock,
-    config: ctx.config,
-    uploadKey: ctx.keys.uploadToken,
-    changes: ctx.changes,
-    finalizeChecks: [secretScanCheck(ctx)],
-  };
-  await app.register(siteRoutes(publishDeps));
-  await app.register(uploadRoutes(publishDeps));
-  await app.register(webRoutes(ctx, publishDeps));
-  const secretDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, variablesKey: ctx.keys.variables };
-  await app.register(variableRoutes(secretDeps));
-  await app.register(proxyHostRoutes(secretDeps));
+  const deps = coreDeps(ctx);
+  await app.register(siteRoutes(deps.publish));
+  await app.register(uploadRoutes(deps.publish));
+  await app.register(webRoutes(ctx, deps));
+  await app.register(variableRoutes(deps.secrets));
+  await app.register(proxyHostRoutes(deps.secrets));
+  await app.register(billingRoutes(deps.billing));
+  await app.register(handleRoutes(deps.hosts));
+  await app.register(domainRoutes(deps.hosts));
+  await app.register(linkRoutes(deps.hosts));
   await app.register(
-    billingRoutes({
-      db: ctx.db,
-      clock: ctx.clock,
-      config: ctx.config,
-      payments: ctx.payments,
-      changes: ctx.changes,
-      logger: ctx.logger,
-      portalKey: ctx.keys.billingPortal,
-    }),
+    proxyRoutes({ ...deps.secrets, config: ctx.config, resolve: ctx.resolveHost, ca: ctx.proxyCa }),
   );
-  const hostDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, changes: ctx.changes };
-  await app.register(handleRoutes(hostDeps));
-  await app.register(domainRoutes({ ...hostDeps, dns: ctx.dns }));
-  await app.register(linkRoutes(hostDeps));
-  await app.register(proxyRoutes({ ...secretDeps, resolve: ctx.resolveHost, ca: ctx.proxyCa }));
 
   if (ctx.config.serveFastPath) {
     const fastPath = installSiteFastPath(app.server, {

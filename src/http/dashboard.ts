@@ -11,7 +11,6 @@ import { ApiError } from '../core/errors.js';
 import { putHandle } from '../core/handle.js';
 import { createLink, deleteLink, listLinks } from '../core/links.js';
 import { deleteProxyHost, listProxyHosts, putProxyHosts } from '../core/proxy-hosts.js';
-import type { PublishDeps } from '../core/publish.js';
 import { regenerateApiKey } from '../core/signin.js';
 import {
   deleteSite,
@@ -24,6 +23,7 @@ import {
 import { deleteVariable, listVariables, putVariables } from '../core/variables.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
+import type { CoreDeps } from './deps.js';
 import { sendPage } from './pages.js';
 
 export interface Session {
@@ -58,13 +58,14 @@ const handleUrl = (ctx: AppContext, handle: string) =>
 /** The account-wide sections of /dashboard: plan, handle, domains, API key. */
 export async function accountSections(
   ctx: AppContext,
+  deps: CoreDeps,
   s: Session,
   kit: WebKit,
   siteSlugs: string[],
 ): Promise<SafeHtml> {
   const csrf = kit.csrfField(s.token);
-  const domains = await listDomains({ ...ctx, dns: ctx.dns }, s.account);
-  const links = await listLinks({ ...ctx }, s.account);
+  const domains = await listDomains(deps.hosts, s.account);
+  const links = await listLinks(deps.hosts, s.account);
   const hobby = s.account.plan === 'hobby';
   // Where a link can mount a site: the handle (an empty `domain`) and each active domain.
   const mounts = [
@@ -134,23 +135,8 @@ ${
 <form method="post" action="/dashboard/api-key" data-confirm="Replace your API key? Scripts and the CLI using the current key stop working at once.">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
 }
 
-export function registerDashboard(
-  app: FastifyInstance,
-  ctx: AppContext,
-  publishDeps: PublishDeps,
-  kit: WebKit,
-): void {
-  const secretDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, variablesKey: ctx.keys.variables };
-  const hostDeps = { db: ctx.db, clock: ctx.clock, config: ctx.config, changes: ctx.changes, dns: ctx.dns };
-  const billingDeps = {
-    db: ctx.db,
-    clock: ctx.clock,
-    config: ctx.config,
-    payments: ctx.payments,
-    changes: ctx.changes,
-    logger: ctx.logger,
-    portalKey: ctx.keys.billingPortal,
-  };
+export function registerDashboard(app: FastifyInstance, ctx: AppContext, deps: CoreDeps, kit: WebKit): void {
+  const { publish: publishDeps, secrets: secretDeps, hosts: hostDeps, billing: billingDeps } = deps;
 
   /** A dashboard action: session and CSRF checked, refusals of core shown as a notice on `returnTo`. */
   const action = (

@@ -8,7 +8,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { describeAccount } from '../core/account.js';
 import { ApiError } from '../core/errors.js';
-import type { PublishDeps } from '../core/publish.js';
 import {
   csrfTokenFor,
   csrfTokenValid,
@@ -24,6 +23,7 @@ import { cookieValue } from '../serve/password-gate.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { accountSections, registerDashboard, type Session, type WebKit } from './dashboard.js';
+import type { CoreDeps } from './deps.js';
 import { sendPage } from './pages.js';
 
 const NONCE_COOKIE = 'slipway_csrf';
@@ -34,7 +34,8 @@ function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/(?![/\\])/.test(next) && next.length < 500 ? next : '/dashboard';
 }
 
-export function webRoutes(ctx: AppContext, publishDeps: PublishDeps) {
+export function webRoutes(ctx: AppContext, deps: CoreDeps) {
+  const publishDeps = deps.publish;
   const signInDeps: SignInDeps = {
     db: ctx.db,
     mailer: ctx.mailer,
@@ -147,6 +148,7 @@ ${
 }
 ${await accountSections(
   ctx,
+  deps,
   s,
   kit,
   sites.sites.map((site) => site.slug),
@@ -224,7 +226,7 @@ ${await accountSections(
         typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : undefined,
       );
     });
-    registerDashboard(app, ctx, publishDeps, kit);
+    registerDashboard(app, ctx, deps, kit);
 
     // claimUrl (CONTRACT): a used, wrong or expired link says so at once; a good one asks for a sign-in if
     // needed, then one button claims the site and lands on its page in the dashboard.
