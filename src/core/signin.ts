@@ -130,30 +130,41 @@ export async function verifyCode(
 
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
   const keyHash = hashApiKey(apiKey);
+  const found = await findOrCreateAccount(deps, email, keyHash, now);
+  if (!found.existing) return { apiKey, email, plan: 'free', isNewUser: true };
+  await setApiKeyHash(deps.db.kysely, found.existing.id, keyHash, now);
+  return { apiKey, email, plan: effectivePlan(found.existing, now), isNewUser: false };
+}
+
+/**
+ * The account of `email`, or a new free one holding `apiKeyHash` (null: no key yet) when there is none.
+ * An account created at the same moment through another code counts as existing.
+ */
+async function findOrCreateAccount(
+  deps: SignInDeps,
+  email: string,
+  apiKeyHash: string | null,
+  now: number,
+): Promise<{ existing?: AccountRow }> {
   const existing = await findAccountByEmail(deps.db.kysely, email);
-  if (existing) {
-    await setApiKeyHash(deps.db.kysely, existing.id, keyHash, now);
-    return { apiKey, email, plan: effectivePlan(existing, now), isNewUser: false };
-  }
+  if (existing) return { existing };
   try {
     await insertAccount(deps.db.kysely, {
       id: newId('acct'),
       email,
       plan: 'free',
       handle: null,
-      api_key_hash: keyHash,
+      api_key_hash: apiKeyHash,
       created_at: now,
       updated_at: now,
     });
+    return {};
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    // Created concurrently through another code; treat as existing.
     const raced = await findAccountByEmail(deps.db.kysely, email);
     if (!raced) throw err;
-    await setApiKeyHash(deps.db.kysely, raced.id, keyHash, now);
-    return { apiKey, email, plan: effectivePlan(raced, now), isNewUser: false };
+    return { existing: raced };
   }
-  return { apiKey, email, plan: 'free', isNewUser: true };
 }
 
 /**
@@ -167,21 +178,8 @@ export async function verifyCodeForSession(
   rawCode: string,
 ): Promise<AccountRow> {
   const { email, now } = await spendCode(deps, rawEmail, rawCode);
-  const existing = await findAccountByEmail(deps.db.kysely, email);
-  if (existing) return withEffectivePlan(existing, now);
-  try {
-    await insertAccount(deps.db.kysely, {
-      id: newId('acct'),
-      email,
-      plan: 'free',
-      handle: null,
-      api_key_hash: null,
-      created_at: now,
-      updated_at: now,
-    });
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-  }
+  const found = await findOrCreateAccount(deps, email, null, now);
+  if (found.existing) return withEffectivePlan(found.existing, now);
   const account = await findAccountByEmail(deps.db.kysely, email);
   if (!account) throw new Error('account vanished after sign-in');
   return account;
