@@ -1,5 +1,5 @@
 // Structured logs (pino) with request ids. Nothing secret reaches a line: headers are not logged,
-// and secret-bearing query parameters (upload tokens, claim tokens) are masked in URLs.
+// and secret-bearing query parameters (upload tokens, claim tokens) and checkout links are masked in URLs.
 
 import type { Writable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
@@ -7,8 +7,12 @@ import { type Logger, pino } from 'pino';
 
 const SECRET_QUERY_PARAMS = new Set(['token', 'code', 'key', 'apikey', 'api_key', 'password', 'claimtoken']);
 
-/** The URL with the values of secret query parameters replaced by `***`. */
-export function redactUrl(url: string): string {
+/** Paths whose last segment is a secret: the test provider's checkout link (it pays for the account). */
+const SECRET_PATH = /^(\/billing\/test-checkout\/)[^/?]+/;
+
+/** The URL with secret path segments and the values of secret query parameters replaced by `***`. */
+export function redactUrl(rawUrl: string): string {
+  const url = rawUrl.replace(SECRET_PATH, '$1***');
   const q = url.indexOf('?');
   if (q === -1) return url;
   const parts = url

@@ -375,6 +375,15 @@ describe('billing with the built-in test provider (PAYMENT_PROVIDER=test)', () =
     const events = await t.ctx.db.kysely.selectFrom('billing_events').select('id').execute();
     assert.equal(events.filter((e) => e.id.includes(subscriptionId)).length, 1);
 
+    // The checkout token (it pays for the account) never reaches a log line; the portal's neither.
+    const checkoutToken = checkoutUrl.split('/').pop()!;
+    const portalToken = new URL(portal.body.portalUrl).searchParams.get('token')!;
+    await fetch(reachable(portal.body.portalUrl));
+    const lines = t.logs.join('\n');
+    assert.ok(lines.includes('/billing/test-checkout/***'), 'the checkout path is logged, masked');
+    assert.ok(!lines.includes(checkoutToken), 'checkout token absent from logs');
+    assert.ok(!lines.includes(portalToken), 'portal token absent from logs');
+
     // An unknown token.
     const unknown = await fetch(`${t.url}/billing/test-checkout/not-a-real-token`, { method: 'POST' });
     assert.equal(unknown.status, 404);
