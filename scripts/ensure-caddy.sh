@@ -5,6 +5,12 @@
 # when Caddy cannot be had.
 set -u
 
+# Test files run two at a time and several may need a package at once: apt holds one lock, so
+# installers queue on ours instead of failing on apt's (exit 100). The check below runs again
+# after the wait, so the second caller finds the package the first one installed.
+exec 9>"${TMPDIR:-/tmp}/slipway-apt.lock"
+flock 9
+
 if ! command -v caddy >/dev/null 2>&1; then
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "caddy is not installed and apt-get is not available: install Caddy 2 (https://caddyserver.com) and re-run" >&2

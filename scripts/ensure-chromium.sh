@@ -4,6 +4,12 @@
 # when there is nothing to do; exits non-zero with one clear line when Chromium cannot be had.
 set -u
 
+# Test files run two at a time and several may need a package at once: apt holds one lock, so
+# installers queue on ours instead of failing on apt's (exit 100). The check below runs again
+# after the wait, so the second caller finds the package the first one installed.
+exec 9>"${TMPDIR:-/tmp}/slipway-apt.lock"
+flock 9
+
 chromium=/usr/bin/chromium
 
 if [ ! -x "$chromium" ]; then
