@@ -43,6 +43,9 @@ import { createSiteServer } from './serve/site-server.js';
 
 export type HostTarget = 'api' | 'site';
 
+/** The policy of the BASE_URL host's answers that are not pages: nothing may load, run or frame them. */
+const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
 /** CONTRACT "Hosts": BASE_URL's host -> API and pages; anything else -> the site server. */
 export function hostTarget(hostname: string, baseHost: string): HostTarget {
   if (hostname === baseHost) return 'api';
@@ -94,6 +97,14 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();
+  });
+  // Every answer of the BASE_URL host, where the dashboard's session lives: JSON that quotes a caller's
+  // input (or anything else without a policy of its own) is never sniffed into a page, never runs and is
+  // never framed. Pages set their own, looser policy (http/pages.ts); the proxy a stricter one.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', API_CSP);
+    done(null, payload);
   });
   registerRateLimit(app, ctx);
   app.addHook('onResponse', (req, reply, done) => {

@@ -1,79 +1,45 @@
-// Which IP addresses a server-side request may reach (the site proxy's SSRF rule): only public unicast.
-// Refused: unspecified, loopback, private (RFC 1918, IPv6 ULA), link-local (incl. the cloud metadata
-// address 169.254.169.254), CGNAT (RFC 6598, incl. 100.100.100.200), multicast, broadcast, reserved,
-// documentation and benchmarking ranges; IPv6 forms that embed an IPv4 address (IPv4-mapped, -compatible,
-// NAT64, 6to4) are judged by that IPv4 address. Ranges: the IANA special-purpose address registries.
+// Which IP addresses a server-side request may reach (the site proxy's SSRF rule, also used for webhook
+// deliveries): an allowlist, not a list of bad ranges, so a range nobody thought of is refused by default.
+// Allowed: IPv4 addresses that ipaddr.js classes as `unicast` (none of the IANA special-purpose registry's
+// ranges: loopback, RFC 1918, link-local and the cloud metadata address 169.254.169.254, CGNAT and
+// 100.100.100.200, documentation, benchmarking, multicast, reserved, AS112, AMT ...), and IPv6 addresses in
+// global unicast space (2000::/3, RFC 4291 §2.4) that are in none of the special-purpose ranges
+// (documentation 2001:db8::/32 and 3fff::/20, Teredo, 6to4, ORCHID, benchmarking ...). Two IPv6 forms carry
+// an IPv4 address and are judged by it: IPv4-mapped `::ffff:a.b.c.d` (what a dual-stack resolver may
+// answer) and the well-known NAT64 prefix `64:ff9b::/96` (RFC 6052: how an IPv6-only host with DNS64
+// reaches a public IPv4 API). Local-use NAT64 (64:ff9b:1::/48, RFC 8215) and SIIT (::ffff:0:0:0/96,
+// RFC 6145) lead into the operator's own translators and are refused.
 
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const V4_REFUSED: Array<[string, number]> = [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // CGNAT (RFC 6598)
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-];
+/** RFC 6052 §2.1's well-known prefix: the IPv4 address is the last 32 bits. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+/** RFC 4291 §2.4: everything IANA allocates as global unicast lies in 2000::/3. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
-const V6_REFUSED: Array<[string, number]> = [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['100::', 64], // discard-only
-  ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID, ...)
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local (incl. AWS's fd00:ec2::254 metadata)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-];
-
-const v4Refused = new BlockList();
-for (const [net, prefix] of V4_REFUSED) v4Refused.addSubnet(net, prefix, 'ipv4');
-const v6Refused = new BlockList();
-for (const [net, prefix] of V6_REFUSED) v6Refused.addSubnet(net, prefix, 'ipv6');
-
-/** The 16 bytes of an IPv6 address (any textual form, including a dotted IPv4 tail). */
-function ipv6Bytes(address: string): number[] {
-  let text = address.replace(/%.*$/, '').toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const [a, b, c, d] = dotted[1].split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::') as [string, string | undefined];
-  const parts = (s: string) => (s === '' ? [] : s.split(':').map((h) => Number.parseInt(h, 16)));
-  const left = parts(head);
-  const right = tail === undefined ? [] : parts(tail);
-  const groups = [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-  return groups.flatMap((g) => [g >> 8, g & 0xff]);
+function isPublicIPv4(address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast';
 }
 
-/** The IPv4 address an IPv6 address embeds (mapped, compatible, NAT64, 6to4), if any. */
-function embeddedIPv4(bytes: number[]): string | null {
-  const zeros = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
-  const v4 = (at: number) => bytes.slice(at, at + 4).join('.');
-  if (zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4(12); // ::ffff:a.b.c.d
-  if (zeros(0, 12)) return v4(12); // ::a.b.c.d (deprecated compatible form; :: and ::1 are refused anyway)
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(4, 12))
-    return v4(12); // 64:ff9b::/96 NAT64
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return v4(2); // 2002::/16 6to4
-  return null;
+function isPublicIPv6(address: ipaddr.IPv6): boolean {
+  if (address.isIPv4MappedAddress()) return isPublicIPv4(address.toIPv4Address());
+  if (address.match(NAT64_WELL_KNOWN)) {
+    const bytes = address.toByteArray().slice(12);
+    return isPublicIPv4(new ipaddr.IPv4(bytes));
+  }
+  return address.match(GLOBAL_UNICAST) && address.range() === 'unicast';
 }
 
 /** True when a request must not go to `address` (an IPv4 or IPv6 literal; anything else is refused). */
 export function isForbiddenAddress(address: string): boolean {
-  if (isIPv4(address)) return v4Refused.check(address, 'ipv4');
-  if (!isIPv6(address)) return true;
-  if (v6Refused.check(address.replace(/%.*$/, ''), 'ipv6')) return true;
-  const inner = embeddedIPv4(ipv6Bytes(address));
-  return inner !== null && v4Refused.check(inner, 'ipv4');
+  // A zone index (`fe80::1%eth0`) names an interface: never a public destination.
+  if (address.includes('%') || !ipaddr.isValid(address)) return true;
+  // `isValid` accepts the legacy IPv4 forms (`0x7f.1`, `127.1`); only the four-part decimal form is a
+  // resolver's answer, so anything else is refused rather than guessed at.
+  if (address.includes('.') && !address.includes(':') && !ipaddr.IPv4.isValidFourPartDecimal(address))
+    return true;
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === 'ipv4'
+    ? !isPublicIPv4(parsed as ipaddr.IPv4)
+    : !isPublicIPv6(parsed as ipaddr.IPv6);
 }

@@ -68,19 +68,32 @@ export async function siteOrigins(deps: Pick<ProxyDeps, 'db' | 'config'>, slug: 
 const forbidden = (message: string) => new ApiError('FORBIDDEN', message);
 const upstreamError = (message: string, status = 502) => new ApiError('UPSTREAM_ERROR', message, { status });
 
+/** Who is calling, as the HTTP layer sees it. */
+export interface ProxyCaller {
+  origin: string | undefined;
+  /**
+   * The browser says this request loads a document (a navigation, a form submission, a frame, an object or
+   * embed; Fetch Metadata `Sec-Fetch-Mode`/`Sec-Fetch-Dest`). The proxy answers fetch() calls only: what an
+   * upstream returns must never become a page of the service's origin.
+   */
+  navigation: boolean;
+}
+
 /** Checks that apply before the body is looked at; throws the contract's 403/404. */
-export async function checkProxyCaller(
-  deps: ProxyDeps,
-  slug: string,
-  origin: string | undefined,
-): Promise<void> {
+export async function checkProxyCaller(deps: ProxyDeps, slug: string, caller: ProxyCaller): Promise<void> {
   if (!deps.config.proxyEnabled) {
     throw forbidden(
       'The site proxy is disabled on this deployment (PROXY_ENABLED=false); nothing was forwarded.',
     );
   }
+  if (caller.navigation) {
+    throw forbidden(
+      'The proxy answers fetch() calls from pages of the site, not navigations or form submissions; nothing was forwarded.',
+    );
+  }
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
+  const { origin } = caller;
   if (origin === undefined || !(await siteOrigins(deps, slug)).includes(origin)) {
     throw forbidden(
       origin === undefined
@@ -103,17 +116,54 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 const REQUEST_HEADERS_SET_HERE = new Set(['host', 'content-length', 'accept-encoding', 'expect']);
+/**
+ * Upstream response fields never passed on: the answer comes from the service's own origin, so any field
+ * that acts on the origin rather than on this one response would let an upstream (chosen by a site owner)
+ * act on the service's pages, cookies and storage. The HTTP layer sets its own CSP, framing, sniffing,
+ * resource-policy and disposition fields on every proxy answer.
+ */
 const RESPONSE_HEADERS_DROPPED = new Set([
   'set-cookie',
   'set-cookie2',
   'content-length',
-  // Upstream policy headers must not apply to the API host the answer comes from.
+  'clear-site-data', // would wipe the dashboard's cookies and storage
   'strict-transport-security',
   'alt-svc',
-  'access-control-allow-origin',
-  'access-control-allow-credentials',
-  'access-control-expose-headers',
+  'public-key-pins',
+  'public-key-pins-report-only',
+  'expect-ct',
+  'content-disposition',
+  'x-frame-options',
+  'x-content-type-options',
+  'x-xss-protection',
+  'refresh', // a navigation, were the answer ever shown
+  'link', // preload/prefetch/modulepreload on the service's origin
+  'service-worker-allowed',
+  'origin-agent-cluster',
+  'permissions-policy',
+  'feature-policy',
+  'document-policy',
+  'require-document-policy',
+  'accept-ch',
+  'critical-ch',
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  'origin-trial',
+  'set-login',
+  'speculation-rules',
+  'supports-loading-mode',
+  'timing-allow-origin',
+  'x-dns-prefetch-control',
+  'x-permitted-cross-domain-policies',
 ]);
+/** Whole families of policy fields: CSP (and -report-only), CORS, and the cross-origin isolation policies. */
+const RESPONSE_HEADER_PREFIXES_DROPPED = ['content-security-policy', 'access-control-', 'cross-origin-'];
+
+const droppedResponseHeader = (lower: string) =>
+  HOP_BY_HOP.has(lower) ||
+  RESPONSE_HEADERS_DROPPED.has(lower) ||
+  RESPONSE_HEADER_PREFIXES_DROPPED.some((prefix) => lower.startsWith(prefix));
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PLACEHOLDER_RE = /\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*\}\}/g;
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -224,23 +274,55 @@ function pinnedLookup(addresses: LookupAddress[]) {
   };
 }
 
-/** Overwrites every occurrence of a variable value (raw or JSON-escaped) with asterisks of equal length. */
-function maskEchoes(body: Buffer, values: Iterable<string>): Buffer {
+/**
+ * The forms in which an upstream may echo a variable value: as sent, JSON-escaped, base64 (padded or
+ * not), base64url, hex, and percent-encoded (URL and form encoding). Case changes are caught by matching
+ * without regard to ASCII case (masking a little too much is the safe side).
+ */
+function echoForms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const base64 = bytes.toString('base64');
+  const forms = new Set([
+    value,
+    JSON.stringify(value).slice(1, -1),
+    base64,
+    base64.replace(/=+$/, ''),
+    bytes.toString('base64url'),
+    bytes.toString('hex'),
+    encodeURIComponent(value),
+    encodeURIComponent(value).replace(/%20/g, '+'),
+  ]);
+  return [...forms].filter((form) => form.length > 0).map((form) => form.toLowerCase());
+}
+
+/** ASCII lower case of a buffer (other bytes unchanged), so offsets match the original. */
+function asciiLower(bytes: Buffer): Buffer {
+  const out = Buffer.from(bytes);
+  for (let i = 0; i < out.length; i++) {
+    const c = out[i]!;
+    if (c >= 0x41 && c <= 0x5a) out[i] = c | 0x20;
+  }
+  return out;
+}
+
+/** Overwrites every occurrence of a variable value, in any of its echo forms, with asterisks of equal length. */
+function echoMasker(values: Iterable<string>): (bytes: Buffer) => Buffer {
+  const needles = [...values].flatMap(echoForms).map((form) => Buffer.from(form, 'utf8'));
+  return (bytes) => maskNeedles(bytes, needles);
+}
+
+function maskNeedles(body: Buffer, needles: Buffer[]): Buffer {
+  if (needles.length === 0 || body.length === 0) return body;
+  const haystack = asciiLower(body);
   let masked = body;
-  for (const value of values) {
-    for (const form of new Set([value, JSON.stringify(value).slice(1, -1)])) {
-      const needle = Buffer.from(form, 'utf8');
-      if (needle.length === 0) continue;
-      for (let at = masked.indexOf(needle); at !== -1; at = masked.indexOf(needle, at + needle.length)) {
-        if (masked === body) masked = Buffer.from(body);
-        masked.fill(0x2a, at, at + needle.length);
-      }
+  for (const needle of needles) {
+    for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) {
+      if (masked === body) masked = Buffer.from(body);
+      masked.fill(0x2a, at, at + needle.length);
     }
   }
   return masked;
 }
-
-const maskText = (text: string, values: Iterable<string>) => maskEchoes(Buffer.from(text), values).toString();
 
 /** Forwards one call. `checkProxyCaller` must have passed. */
 export async function forwardProxyCall(
@@ -251,6 +333,12 @@ export async function forwardProxyCall(
   const call = parseCall(input);
   if (isIP(call.url.hostname.replace(/^\[|\]$/g, '')) !== 0) {
     throw forbidden('The proxy calls allowlisted hostnames only, not IP addresses.');
+  }
+  // Only the https port: an allowlisted name must not become a port scanner of its host (refused vs open
+  // ports are told apart by the answer). The test-only escape hatch lifts it, as a loopback test upstream
+  // cannot listen on 443 without root.
+  if (call.url.port !== '' && !deps.config.proxyAllowPrivateAddresses) {
+    throw forbidden(`The proxy only calls port 443; ${call.url.host} names port ${call.url.port}.`);
   }
   const host = normalizeHostname(call.url.hostname);
   if ('problem' in host || !(await isProxyHostAllowed(deps.db.kysely, slug, host.hostname))) {
@@ -305,7 +393,8 @@ export async function forwardProxyCall(
       }
       chunks.push(chunk as Buffer);
     }
-    const secrets = [...values.values()];
+    const mask = echoMasker(values.values());
+    const maskText = (text: string) => mask(Buffer.from(text)).toString();
     const out: Record<string, string | string[]> = {};
     const connectionListed = new Set(
       String(res.headers.connection ?? '')
@@ -315,11 +404,10 @@ export async function forwardProxyCall(
     for (const [name, value] of Object.entries(res.headers)) {
       if (value === undefined) continue;
       const lower = name.toLowerCase();
-      if (HOP_BY_HOP.has(lower) || RESPONSE_HEADERS_DROPPED.has(lower) || connectionListed.has(lower))
-        continue;
-      out[lower] = Array.isArray(value) ? value.map((v) => maskText(v, secrets)) : maskText(value, secrets);
+      if (droppedResponseHeader(lower) || connectionListed.has(lower)) continue;
+      out[lower] = Array.isArray(value) ? value.map(maskText) : maskText(value);
     }
-    return { status: res.statusCode, headers: out, body: maskEchoes(Buffer.concat(chunks), secrets) };
+    return { status: res.statusCode, headers: out, body: mask(Buffer.concat(chunks)) };
   } catch (err) {
     if (err instanceof ApiError) throw err;
     // The upstream's own error text may quote the URL (and so a filled-in secret): report a code only.

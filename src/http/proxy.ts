@@ -3,12 +3,43 @@
 // the upstream's own status, filtered headers and body, not JSON.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { checkProxyCaller, forwardProxyCall, type ProxyDeps } from '../core/proxy.js';
+import { checkProxyCaller, forwardProxyCall, type ProxyCaller, type ProxyDeps } from '../core/proxy.js';
 import { JSON_BODY_LIMIT_BYTES, parseJsonBody } from './json.js';
 
 const SlugParams = Type.Object({ slug: Type.String({ maxLength: 63 }) });
 const PREFLIGHT_MAX_AGE_S = 600;
+
+/**
+ * On every proxy answer, refusals included. The answer comes from the service's own origin (the API host,
+ * where the dashboard lives) with a body an upstream chose: it must never run, render or be framed there.
+ * A CSP sandbox with nothing allowed (no script, no same-origin), no sniffing into an active type, never a
+ * frame, and a download rather than a page if a browser ever opens it. fetch() callers read the body as
+ * before: CORS requests are not subject to Cross-Origin-Resource-Policy (Fetch §3.2.4 "cross-origin
+ * resource policy check" applies to no-cors requests only), which keeps <script>/<img> loads out.
+ */
+const PROXY_ANSWER_HEADERS = {
+  'Content-Security-Policy': "sandbox; default-src 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Content-Disposition': 'attachment; filename="proxy-response"',
+};
+
+/** Sec-Fetch-Dest values of requests that load a document or a plugin (Fetch Metadata, W3C). */
+const DOCUMENT_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'object', 'embed', 'fencedframe']);
+
+/**
+ * Whether the browser says this request loads a document: a navigation (a link, a form submission, a
+ * frame) or an object/embed. Browsers without Fetch Metadata send neither field; the answer headers above
+ * keep those safe too.
+ */
+export function isDocumentRequest(headers: { [name: string]: string | string[] | undefined }): boolean {
+  const mode = String(headers['sec-fetch-mode'] ?? '').toLowerCase();
+  const dest = String(headers['sec-fetch-dest'] ?? '').toLowerCase();
+  return mode === 'navigate' || mode === 'nested-navigate' || DOCUMENT_DESTINATIONS.has(dest);
+}
 
 export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -25,6 +56,7 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
     // The page's origin (a site host) differs from the API host: browsers need CORS, for the preflight
     // and for the answer. Only origins of the site get it; the answer itself is checked the same way.
     app.addHook('onSend', (req, reply, payload, done) => {
+      reply.headers(PROXY_ANSWER_HEADERS);
       const origin = req.headers.origin;
       if (origin !== undefined && req.corsAllowed) {
         reply.header('Access-Control-Allow-Origin', origin);
@@ -33,18 +65,29 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
       done(null, payload);
     });
 
-    app.options('/api/v1/proxy/:slug', { schema: { hide: true, params: SlugParams } }, async (req, reply) => {
-      await checkProxyCaller(deps, req.params.slug, req.headers.origin);
+    // Who is calling is checked before the body is read, so nothing the caller sends is parsed for a
+    // disabled proxy, an unknown site, a foreign origin or a navigation (CONTRACT order: disabled, site,
+    // origin, then the body).
+    app.addHook('preParsing', async (req, _reply, payload) => {
+      await checkProxyCaller(deps, (req.params as { slug: string }).slug, callerOf(req));
       req.corsAllowed = true;
-      return reply
-        .code(204)
-        .headers({
-          'Access-Control-Allow-Methods': 'POST',
-          'Access-Control-Allow-Headers': 'Content-Type',
-          'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S),
-        })
-        .send();
+      return payload;
     });
+
+    app.options(
+      '/api/v1/proxy/:slug',
+      { schema: { hide: true, params: SlugParams } },
+      async (_req, reply) => {
+        return reply
+          .code(204)
+          .headers({
+            'Access-Control-Allow-Methods': 'POST',
+            'Access-Control-Allow-Headers': 'Content-Type',
+            'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S),
+          })
+          .send();
+      },
+    );
 
     app.post(
       '/api/v1/proxy/:slug',
@@ -54,7 +97,7 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
           summary:
             'Call an allowlisted HTTPS API from a page of the site, {{VARIABLE}} placeholders filled server side',
           params: SlugParams,
-          // Checked in core after the caller checks (CONTRACT order: disabled, site, origin, then the body).
+          // Checked in core after the caller checks (the preParsing hook above).
           body: Type.Unknown({
             description:
               '{url: "https://...", method?: "GET", headers?: {name: value}, body?: string}; values may hold {{NAME}}',
@@ -63,14 +106,17 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (req, reply) => {
-        await checkProxyCaller(deps, req.params.slug, req.headers.origin);
-        req.corsAllowed = true;
         const res = await forwardProxyCall(deps, req.params.slug, req.body);
         return reply.code(res.status).headers(res.headers).send(res.body);
       },
     );
   };
 }
+
+const callerOf = (req: FastifyRequest): ProxyCaller => ({
+  origin: req.headers.origin,
+  navigation: isDocumentRequest(req.headers),
+});
 
 declare module 'fastify' {
   interface FastifyRequest {

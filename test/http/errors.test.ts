@@ -23,6 +23,26 @@ describe('error model', () => {
   });
   after(() => t.close());
 
+  test('answers of the API host are never sniffed into a page or framed (input echoed in a message stays data)', async () => {
+    const key = await signIn(t, 'headers@example.com');
+    const answers = {
+      'an error quoting input': await t.api('/api/auth/agent/request-code', {
+        method: 'POST',
+        body: { email: '<script>alert(1)</script>' },
+      }),
+      'a 2xx JSON answer': await t.api('/api/v1/account', { key }),
+      'an unknown API path': await t.api('/api/v1/<img src=x onerror=alert(1)>'),
+      'the TLS ask': await t.api('/internal/tls-ask?domain=example.com'),
+      'the OpenAPI document': await t.api('/api/openapi.json'),
+    };
+    for (const [label, res] of Object.entries(answers)) {
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', label);
+      const csp = String(res.headers.get('content-security-policy'));
+      assert.match(csp, /default-src 'none'/, `${label}: ${csp}`);
+      assert.match(csp, /frame-ancestors 'none'/, label);
+    }
+  });
+
   test('malformed JSON answers 400 INVALID_REQUEST', async () => {
     const res = await t.api('/api/auth/agent/request-code', {
       method: 'POST',

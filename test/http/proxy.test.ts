@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { upgradeToHobby } from '../helpers/hobby.js';
 import { assertPublished, publish } from '../helpers/publish.js';
@@ -186,6 +186,150 @@ describe('POST /api/v1/proxy/:slug with the proxy enabled', () => {
     assert.ok(!String(res.headers.get('x-echo')).includes(SECRET));
   });
 
+  test('transformed copies of a variable value the upstream echoes back are masked too', async () => {
+    const forms = [
+      Buffer.from(SECRET).toString('base64'),
+      Buffer.from(SECRET).toString('base64').replace(/=+$/, ''),
+      Buffer.from(SECRET).toString('base64url'),
+      Buffer.from(SECRET).toString('hex'),
+      Buffer.from(SECRET).toString('hex').toUpperCase(),
+      encodeURIComponent(`${SECRET}/+ x`),
+      SECRET.toUpperCase(),
+      SECRET.toLowerCase(),
+      [...SECRET].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join(''),
+    ];
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-echo': forms[0] });
+      res.end(forms.join('\n'));
+    };
+    const res = await proxyCall(t, site.slug, site.origin, {
+      url: `${base}/echo-forms`,
+      headers: { Authorization: 'Bearer {{STRIPE_SECRET_KEY}}', 'x-spaced': '{{STRIPE_SECRET_KEY}}/+ x' },
+    });
+    assert.equal(res.status, 200, res.text);
+    for (const form of forms) {
+      assert.ok(!res.text.includes(form), `echoed as ${form}: ${res.text}`);
+      assert.ok(!String(res.headers.get('x-echo')).includes(form));
+    }
+    assert.equal(res.text.split('\n').length, forms.length, 'the body keeps its shape (masked in place)');
+  });
+
+  test('every answer carries headers that keep it from running, rendering or being framed on the service origin', async () => {
+    w.upstream.requests.length = 0;
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': 'default-src *',
+        'content-disposition': 'inline',
+        'x-frame-options': 'ALLOWALL',
+        'clear-site-data': '"cookies", "storage"',
+        refresh: '0; url=https://evil.example/',
+        link: '<https://evil.example/x.js>; rel=preload; as=script',
+        'cross-origin-resource-policy': 'cross-origin',
+        'cross-origin-opener-policy': 'unsafe-none',
+        'service-worker-allowed': '/',
+        'permissions-policy': 'camera=*',
+        'reporting-endpoints': 'x="https://evil.example/r"',
+        nel: '{"report_to":"x","max_age":1}',
+        'accept-ch': 'Sec-CH-UA-Platform-Version',
+        'origin-agent-cluster': '?0',
+        'x-upstream': 'kept',
+      });
+      res.end('<script>alert(document.domain)</script>');
+    };
+    const html = await proxyCall(t, site.slug, site.origin, { url: `${base}/page.html` });
+    assert.equal(html.status, 200, html.text);
+    // Still returned to fetch() callers as what it is...
+    assert.equal(html.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(html.text, '<script>alert(document.domain)</script>');
+    assert.equal(html.headers.get('x-upstream'), 'kept');
+    // ...without any header that acts on the service's origin.
+    for (const name of [
+      'clear-site-data',
+      'refresh',
+      'link',
+      'cross-origin-opener-policy',
+      'service-worker-allowed',
+      'permissions-policy',
+      'reporting-endpoints',
+      'nel',
+      'accept-ch',
+      'origin-agent-cluster',
+    ]) {
+      assert.equal(html.headers.get(name), null, `${name} was passed on`);
+    }
+    const answers = {
+      'the upstream HTML': html,
+      'a foreign origin (403)': await proxyCall(t, site.slug, 'https://evil.example', { url: `${base}/x` }),
+      'an unknown site (404)': await proxyCall(t, 'no-such-site-zz', site.origin, { url: `${base}/x` }),
+      'a bad body (400)': await proxyCall(t, site.slug, site.origin, { url: 'ftp://x' }),
+      'a preflight (204)': await t.api(`/api/v1/proxy/${site.slug}`, {
+        method: 'OPTIONS',
+        headers: { origin: site.origin, 'access-control-request-method': 'POST' },
+      }),
+    };
+    for (const [label, res] of Object.entries(answers)) {
+      const csp = String(res.headers.get('content-security-policy'));
+      assert.match(csp, /(^|;\s*)sandbox(;|$)/, `${label}: ${csp}`);
+      assert.match(csp, /default-src 'none'/, label);
+      assert.match(csp, /frame-ancestors 'none'/, label);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', label);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY', label);
+      assert.equal(res.headers.get('cross-origin-resource-policy'), 'same-origin', label);
+      assert.match(String(res.headers.get('content-disposition')), /^attachment/, label);
+    }
+  });
+
+  test('a navigation or a form submission is refused with 403 and forwards nothing; fetch() is answered', async () => {
+    w.upstream.requests.length = 0;
+    w.upstream.handle = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('fetched');
+    };
+    // What a browser sends for a top-level form post, a form targeting a frame, and <object>/<embed>.
+    const navigations: Array<Record<string, string>> = [
+      { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+      { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'frame' },
+      { 'sec-fetch-mode': 'navigate' },
+      { 'sec-fetch-mode': 'NAVIGATE', 'sec-fetch-dest': 'Document' },
+      { 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'object' },
+      { 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'embed' },
+      { 'sec-fetch-dest': 'document' },
+    ];
+    // A text/plain form: name `{"url":...,"x":"`, `=`, value `"}`: the body parses as JSON.
+    const body = `${JSON.stringify({ url: `${base}/form`, x: '' }).slice(0, -2)}="}\r\n`;
+    // node:http, not fetch(): undici's fetch() sets its own Sec-Fetch-Mode.
+    for (const fetchMetadata of navigations) {
+      const res = await rawRequest(t.port, {
+        host: `localhost:${t.port}`,
+        path: `/api/v1/proxy/${site.slug}`,
+        method: 'POST',
+        headers: { origin: site.origin, 'content-type': 'text/plain', ...fetchMetadata },
+        body,
+      });
+      const text = res.body.toString();
+      assert.equal(res.status, 403, `${JSON.stringify(fetchMetadata)}: ${text}`);
+      assert.equal(JSON.parse(text).code, 'FORBIDDEN');
+      assert.match(String(res.headers['content-security-policy']), /sandbox/);
+    }
+    assert.equal(w.upstream.requests.length, 0, 'a navigation was forwarded');
+    const fetched = await fetch(`${t.url}/api/v1/proxy/${site.slug}`, {
+      method: 'POST',
+      headers: {
+        origin: site.origin,
+        'content-type': 'text/plain;charset=UTF-8',
+        'sec-fetch-mode': 'cors',
+        'sec-fetch-dest': 'empty',
+        'sec-fetch-site': 'same-site',
+      },
+      body,
+    });
+    assert.equal(fetched.status, 200);
+    assert.equal(await fetched.text(), 'fetched');
+    assert.equal(w.upstream.requests.length, 1);
+  });
+
   test('an unknown {{NAME}} answers 400 and forwards nothing', async () => {
     w.upstream.requests.length = 0;
     const res = await proxyCall(t, site.slug, site.origin, {
@@ -353,6 +497,22 @@ describe('POST /api/v1/proxy/:slug refuses internal addresses without PROXY_ALLO
     await w.dns.close();
   });
 
+  test('only port 443 is called: another port of an allowlisted host is refused before any lookup', async () => {
+    const site = await siteWithSecrets(t, ['api.upstream.test']);
+    const queries = w.dns.queries.length;
+    for (const port of [8443, 80, 22, 6379, w.upstream.port]) {
+      const res = await proxyCall(t, site.slug, site.origin, { url: `https://api.upstream.test:${port}/x` });
+      assertError(res, 403, 'FORBIDDEN');
+      assert.match(res.body.error, /443/);
+    }
+    assert.equal(w.dns.queries.length, queries, 'a refused port was resolved');
+    // 443 spelled out passes the port rule (and is then refused on the address: 127.0.0.1).
+    const explicit = await proxyCall(t, site.slug, site.origin, { url: 'https://api.upstream.test:443/x' });
+    assertError(explicit, 403, 'FORBIDDEN');
+    assert.match(explicit.body.error, /private|loopback|internal/);
+    assert.equal(w.upstream.requests.length, 0);
+  });
+
   test('allowlisted names resolving to 127.0.0.1, 10.0.0.1, 169.254.169.254 or ::ffff:127.0.0.1 are refused', async () => {
     const hosts = [
       'api.upstream.test',
@@ -363,7 +523,7 @@ describe('POST /api/v1/proxy/:slug refuses internal addresses without PROXY_ALLO
     const site = await siteWithSecrets(t, hosts);
     for (const host of hosts) {
       const res = await proxyCall(t, site.slug, site.origin, {
-        url: `https://${host}:${w.upstream.port}/x`,
+        url: `https://${host}/x`,
         headers: { authorization: 'Bearer {{STRIPE_SECRET_KEY}}' },
       });
       assertError(res, 403, 'FORBIDDEN');
