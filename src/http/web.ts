@@ -29,9 +29,30 @@ import { sendPage } from './pages.js';
 const NONCE_COOKIE = 'slipway_csrf';
 const FORM_BODY_LIMIT = 16 * 1024;
 
-/** A path on this host to return to after sign-in (never another host: `//evil` and `/\evil` refused). */
-function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])/.test(next) && next.length < 500 ? next : '/dashboard';
+const HOME = '/dashboard';
+const MAX_NEXT_CHARS = 500;
+/**
+ * Printable ASCII but `\`: browsers drop tabs and newlines from a URL and read `\` as `/` (WHATWG URL),
+ * and Node refuses a control character or U+2028 in a header (a 500), so none of them may reach Location.
+ */
+const NEXT_CHARS = /^[\x21-\x5b\x5d-\x7e]+$/;
+
+/**
+ * Where to go after sign-in: `next` resolved against BASE_URL, kept only when it stays on the service's
+ * origin, as the path, query and fragment of that URL; anything else is the dashboard.
+ */
+function safeNext(next: unknown, base: URL): string {
+  if (typeof next !== 'string' || next.length > MAX_NEXT_CHARS || !NEXT_CHARS.test(next)) return HOME;
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return HOME;
+  }
+  if (url.origin !== base.origin) return HOME;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  // `/.//evil.com` resolves to the path `//evil.com`, which a browser would read as another host.
+  return path.startsWith('//') ? HOME : path;
 }
 
 export function webRoutes(ctx: AppContext, deps: CoreDeps) {
@@ -44,7 +65,8 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
     serviceName: 'Slipway',
   };
   const secure = ctx.config.scheme === 'https' ? '; Secure' : '';
-  const baseOrigin = new URL(ctx.config.baseUrl).origin;
+  const base = new URL(ctx.config.baseUrl);
+  const baseOrigin = base.origin;
   const csrfKey = ctx.keys.csrf;
 
   const cookie = (name: string, value: string, maxAgeS: number) =>
@@ -174,14 +196,14 @@ ${await accountSections(
     const form = (req: FastifyRequest) => (req.body ?? {}) as Record<string, string | undefined>;
 
     app.get('/login', { schema: { hide: true } }, async (req, reply) => {
-      const next = safeNext((req.query as Record<string, unknown>).next);
+      const next = safeNext((req.query as Record<string, unknown>).next, base);
       if (await session(req)) return reply.redirect(next, 303);
       return loginForm(req, reply, next);
     });
 
     app.post('/login', { schema: { hide: true } }, async (req, reply) => {
       const body = form(req);
-      const next = safeNext(body.next);
+      const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
         const sent = await requestCode(signInDeps, body.email ?? '');
@@ -194,7 +216,7 @@ ${await accountSections(
 
     app.post('/login/code', { schema: { hide: true } }, async (req, reply) => {
       const body = form(req);
-      const next = safeNext(body.next);
+      const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
         const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '');
@@ -218,7 +240,7 @@ ${await accountSections(
 
     app.get('/dashboard', { schema: { hide: true } }, async (req, reply) => {
       const s = await session(req);
-      if (!s) return reply.redirect('/login?next=/dashboard', 303);
+      if (!s) return reply.redirect(`/login?next=${HOME}`, 303);
       const done = (req.query as Record<string, unknown>).done;
       return dashboard(
         reply,

@@ -288,4 +288,93 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const done = await signInWithBrowser(t, b, 'redirect@example.com', '//evil.example/x');
     assert.equal(done.headers.get('location'), '/dashboard');
   });
+
+  // Each `next` as an attacker writes it in the query string of /login, and where the sign-in lands:
+  // a path on this host (`/dashboard` when refused). Browsers drop tabs and newlines from a URL and read
+  // `\` as `/` (WHATWG URL), so `/\t/evil.com` in a Location header would leave the host.
+  const NEXT_VARIANTS: [query: string, landing: string][] = [
+    ['/%09/evil.com/x', '/dashboard'],
+    ['/%09%5Cevil.com', '/dashboard'],
+    ['/%0a/evil.com/x', '/dashboard'],
+    ['/%0d/evil.com/x', '/dashboard'],
+    ['/%0d%0a/evil.com', '/dashboard'],
+    ['/%0b/evil.com', '/dashboard'],
+    ['/%00/evil.com', '/dashboard'],
+    ['/%7f/evil.com', '/dashboard'],
+    ['/%C2%85/evil.com', '/dashboard'],
+    ['/%E2%80%A8/evil.com', '/dashboard'],
+    ['/%E2%80%A9/evil.com', '/dashboard'],
+    ['/%C2%A0/evil.com', '/dashboard'],
+    ['/%20/evil.com', '/dashboard'],
+    ['%20//evil.com', '/dashboard'],
+    ['//evil.com', '/dashboard'],
+    ['///evil.com', '/dashboard'],
+    ['/%5Cevil.com', '/dashboard'],
+    ['%5C%5Cevil.com', '/dashboard'],
+    ['/%5C/evil.com', '/dashboard'],
+    ['%2F%2Fevil.com', '/dashboard'],
+    ['/.//evil.com', '/dashboard'],
+    ['/..//evil.com', '/dashboard'],
+    ['/%2e//evil.com', '/dashboard'],
+    ['https:evil.com', '/dashboard'],
+    ['https:/evil.com', '/dashboard'],
+    ['http://evil.com/dashboard', '/dashboard'],
+    ['HTTP://EVIL.COM', '/dashboard'],
+    ['javascript:alert(1)', '/dashboard'],
+    ['JaVaScRiPt:alert(1)', '/dashboard'],
+    ['data:text/html,%3Cscript%3Ealert(1)%3C/script%3E', '/dashboard'],
+    ['//%D0%B5vil.com', '/dashboard'],
+    ['//xn--vil-8cd.com', '/dashboard'],
+    ['/%D0%B5vil', '/dashboard'],
+    ['//user@evil.com', '/dashboard'],
+    ['http://127.0.0.1@evil.com/', '/dashboard'],
+    [`/${'a'.repeat(600)}`, '/dashboard'],
+    ['', '/dashboard'],
+    // Paths on this host stay what they are (an encoded `//` or `@` is a harmless path here).
+    ['/dashboard/sites/kept', '/dashboard/sites/kept'],
+    ['%2Fdashboard%2Fsites%2Fkept%3Fdone%3Dyes', '/dashboard/sites/kept?done=yes'],
+    ['/claim%3Fslug%3Dabc%26token%3Dclm_x', '/claim?slug=abc&token=clm_x'],
+    ['/dashboard/sites/kept%23versions', '/dashboard/sites/kept#versions'],
+    ['/%252F%252Fevil.com', '/%2F%2Fevil.com'],
+    ['/@evil.com', '/@evil.com'],
+  ];
+
+  test(`next= variants (${NEXT_VARIANTS.length}): the Location after sign-in is a path on this host, never a 500`, async () => {
+    assert.ok(NEXT_VARIANTS.length >= 30);
+    const base = new URL(t.url);
+    const field = (page: string, name: string) => {
+      const value = new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1];
+      assert.ok(value !== undefined, `the page has a ${name} field`);
+      return value.replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)));
+    };
+    const failures: string[] = [];
+    for (const [query, landing] of NEXT_VARIANTS) {
+      const email = 'variants@example.com';
+      const b = new Browser(t);
+      // The way a browser goes: the link, the email form, the code form (each echoes `next`).
+      const page = await b.request(`/login?next=${query}`);
+      const sent = await b.request('/login', {
+        method: 'POST',
+        form: { email, next: field(page.text, 'next'), _csrf: csrfOf(page.text) },
+      });
+      const done = await b.request('/login/code', {
+        method: 'POST',
+        form: {
+          email,
+          code: lastCodeFor(t, email),
+          next: field(sent.text, 'next'),
+          _csrf: csrfOf(sent.text),
+        },
+      });
+      // Signed in already: /login answers with the redirect at once.
+      const again = await b.request(`/login?next=${query}`);
+      const statuses = [page.status, sent.status, done.status, again.status];
+      const locations = [done.headers.get('location'), again.headers.get('location')];
+      const ok =
+        statuses.join() === '200,200,303,303' &&
+        locations.every((l) => l === landing && new URL(l, base).origin === base.origin);
+      if (!ok) failures.push(`${JSON.stringify(query)}: ${statuses.join()} -> ${locations.join(' | ')}`);
+    }
+    assert.deepEqual(failures, []);
+  });
 });
