@@ -120,7 +120,10 @@ async function spendCode(
   return { email, now };
 }
 
-/** Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one. */
+/**
+ * Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one and
+ * ending the account's browser sessions, as the dashboard's regeneration does.
+ */
 export async function verifyCode(
   deps: SignInDeps,
   rawEmail: string,
@@ -132,8 +135,28 @@ export async function verifyCode(
   const keyHash = hashApiKey(apiKey);
   const found = await findOrCreateAccount(deps, email, keyHash, now);
   if (!found.existing) return { apiKey, email, plan: 'free', isNewUser: true };
-  await setApiKeyHash(deps.db.kysely, found.existing.id, keyHash, now);
+  await replaceApiKey(deps.db, found.existing.id, keyHash, now);
   return { apiKey, email, plan: effectivePlan(found.existing, now), isNewUser: false };
+}
+
+/**
+ * Puts a new key on the account (the old one dead at once) and ends every browser session of the
+ * account but `keepSession`: a new key means the account may be taken back from whoever held the old
+ * key, and a session opened by them must not outlive it.
+ */
+async function replaceApiKey(
+  db: Db,
+  accountId: string,
+  keyHash: string,
+  now: number,
+  keepSession?: string,
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    await setApiKeyHash(trx, accountId, keyHash, now);
+    let ending = trx.deleteFrom('sessions').where('account_id', '=', accountId);
+    if (keepSession !== undefined) ending = ending.where('token_hash', '!=', sha256Hex(keepSession));
+    await ending.execute();
+  });
 }
 
 /**
@@ -195,15 +218,7 @@ export async function regenerateApiKey(
   keepSession: string,
 ): Promise<string> {
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
-  const now = deps.clock.now();
-  await deps.db.transaction(async (trx) => {
-    await setApiKeyHash(trx, account.id, hashApiKey(apiKey), now);
-    await trx
-      .deleteFrom('sessions')
-      .where('account_id', '=', account.id)
-      .where('token_hash', '!=', sha256Hex(keepSession))
-      .execute();
-  });
+  await replaceApiKey(deps.db, account.id, hashApiKey(apiKey), deps.clock.now(), keepSession);
   return apiKey;
 }
 

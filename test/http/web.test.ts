@@ -94,6 +94,16 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.equal((await t.api('/api/v1/account', { key })).status, 200);
   });
 
+  test('verifying a new code through the API (a new key) ends the web sessions, as the regeneration does', async () => {
+    const b = new Browser(t);
+    await signInWithBrowser(t, b, 'rotate@example.com');
+    assert.equal((await b.request('/dashboard')).status, 200);
+    await signIn(t, 'rotate@example.com');
+    const after = await b.request('/dashboard');
+    assert.equal(after.status, 303, 'the old session cookie no longer opens the dashboard');
+    assert.equal(after.headers.get('location'), '/login?next=/dashboard');
+  });
+
   test('CSRF: a form post without the token is refused and changes nothing; a cross-site post with the cookie too', async () => {
     const b = new Browser(t);
     await signInWithBrowser(t, b, 'csrf@example.com');
