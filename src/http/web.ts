@@ -17,7 +17,7 @@ import {
   sessionAccount,
   startSession,
 } from '../core/sessions.js';
-import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/signin.js';
+import { requestCode, verifyCodeForSession } from '../core/signin.js';
 import { claimableSite, claimSite, listSites, siteDetails } from '../core/sites.js';
 import { cookieValue } from '../serve/password-gate.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
@@ -57,13 +57,7 @@ function safeNext(next: unknown, base: URL): string {
 
 export function webRoutes(ctx: AppContext, deps: CoreDeps) {
   const publishDeps = deps.publish;
-  const signInDeps: SignInDeps = {
-    db: ctx.db,
-    mailer: ctx.mailer,
-    clock: ctx.clock,
-    codeKey: ctx.keys.loginCode,
-    serviceName: 'Slipway',
-  };
+  const signInDeps = deps.signIn;
   const secure = ctx.config.scheme === 'https' ? '; Secure' : '';
   const base = new URL(ctx.config.baseUrl);
   const baseOrigin = base.origin;
@@ -110,30 +104,39 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
 
   const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
-  function loginForm(req: FastifyRequest, reply: FastifyReply, next: string, error?: string) {
+  /** A refusal of core on a sign-in form: its headers (Retry-After of a 429) and its message. */
+  function refusal(reply: FastifyReply, err: ApiError | undefined) {
+    if (!err) return '';
+    if (err.headers) reply.headers(err.headers);
+    return html`<p class="error" role="alert">${err.message}</p>`;
+  }
+
+  function loginForm(req: FastifyRequest, reply: FastifyReply, next: string, error?: ApiError) {
     const token = csrfTokenFor(csrfKey, nonce(req, reply));
+    const alert = refusal(reply, error);
     return sendPage(
       reply,
-      error ? 400 : 200,
+      error?.status ?? 200,
       'Sign in',
       html`<h1>Sign in</h1>
 <p>We email you a code; no password.</p>
-${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+${alert}
 <form method="post" action="/login">${csrfField(token)}<input type="hidden" name="next" value="${next}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required autofocus>
 <p><button type="submit">Send me a code</button></p></form>`,
     );
   }
 
-  function codeForm(req: FastifyRequest, reply: FastifyReply, email: string, next: string, error?: string) {
+  function codeForm(req: FastifyRequest, reply: FastifyReply, email: string, next: string, error?: ApiError) {
     const token = csrfTokenFor(csrfKey, nonce(req, reply));
+    const alert = refusal(reply, error);
     return sendPage(
       reply,
-      error ? 400 : 200,
+      error?.status ?? 200,
       'Enter your code',
       html`<h1>Check your email</h1>
 <p>We sent a code to <strong>${email}</strong>. It works once, for 10 minutes.</p>
-${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+${alert}
 <form method="post" action="/login/code">${csrfField(token)}<input type="hidden" name="next" value="${next}">
 <input type="hidden" name="email" value="${email}">
 <label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" placeholder="XXXX-XXXX" required autofocus autocapitalize="characters" spellcheck="false">
@@ -206,10 +209,10 @@ ${await accountSections(
       const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
-        const sent = await requestCode(signInDeps, body.email ?? '');
+        const sent = await requestCode(signInDeps, body.email ?? '', { ip: req.ip });
         return codeForm(req, reply, sent.email, next);
       } catch (err) {
-        if (err instanceof ApiError && err.status < 500) return loginForm(req, reply, next, err.message);
+        if (err instanceof ApiError && err.status < 500) return loginForm(req, reply, next, err);
         throw err;
       }
     });
@@ -219,13 +222,15 @@ ${await accountSections(
       const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
-        const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '');
+        const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '', {
+          ip: req.ip,
+        });
         const token = await startSession(ctx.db, account.id, ctx.clock.now());
         reply.header('set-cookie', cookie(SESSION_COOKIE, token, SESSION_TTL_MS / 1000));
         return reply.redirect(next, 303);
       } catch (err) {
         if (err instanceof ApiError && err.status < 500)
-          return codeForm(req, reply, body.email ?? '', next, err.message);
+          return codeForm(req, reply, body.email ?? '', next, err);
         throw err;
       }
     });

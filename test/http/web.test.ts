@@ -1,46 +1,12 @@
 // Web sign-in, sessions, CSRF and the claim page through real HTTP (issue 14; CONTRACT "Web pages").
-// A small cookie jar stands in for the browser (the browser tests drive Chromium itself).
+// A small cookie jar (test/helpers/web.ts) stands in for the browser (the browser tests drive Chromium).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { lastCodeFor, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { upgradeToHobby } from '../helpers/hobby.js';
 import { publish } from '../helpers/publish.js';
-
-/** fetch with cookies kept per test, redirects not followed. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly t: TestApp) {}
-  async request(
-    path: string,
-    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...init.headers };
-    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (init.form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(init.form).toString();
-    }
-    const res = await fetch(`${this.t.url}${path}`, {
-      method: init.method ?? 'GET',
-      headers,
-      body,
-      redirect: 'manual',
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq);
-      const value = pair!.slice(eq + 1);
-      if (/Max-Age=0/i.test(line) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: res.status, headers: res.headers, text: await res.text() };
-  }
-}
-
-const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+import { Browser, csrfOf } from '../helpers/web.js';
 
 async function signInWithBrowser(t: TestApp, b: Browser, email: string, next = '/dashboard') {
   const page = await b.request(`/login?next=${encodeURIComponent(next)}`);
