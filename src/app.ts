@@ -120,9 +120,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   await app.register(opsRoutes(ctx, metrics));
   await registerPages(app, ctx.config);
-  await app.register(authRoutes(ctx));
-  await app.register(accountRoutes(ctx));
   const deps = coreDeps(ctx);
+  await app.register(authRoutes(deps.signIn));
+  await app.register(accountRoutes(ctx));
   await app.register(siteRoutes(deps.publish));
   await app.register(uploadRoutes(deps.publish));
   await app.register(webRoutes(ctx, deps));

@@ -75,6 +75,12 @@ export interface Config {
   proxyAllowPrivateAddresses: boolean;
   payments: PaymentConfig;
   rateLimits: { anonymous: number; free: number; hobby: number };
+  /**
+   * Sign-in per hour-aligned window, shared by the API and the web form: codes mailed to one address
+   * (RATE_LIMIT_SIGNIN_EMAIL, default 5), codes asked for from one client IP (RATE_LIMIT_SIGNIN_IP,
+   * default 20), codes checked from one client IP (RATE_LIMIT_SIGNIN_CHECKS, default 30).
+   */
+  signInLimits: { codesPerEmail: number; codesPerIp: number; checksPerIp: number };
   trustProxy: boolean;
   logLevel: string;
   /** Operator overrides of the plan table (PLAN_<PLAN>_<LIMIT> variables). */
@@ -310,6 +316,11 @@ export function loadConfig(env: Env = process.env): Config {
       anonymous: int(env, 'RATE_LIMIT_ANONYMOUS', 5, 1),
       free: int(env, 'RATE_LIMIT_FREE', 60, 1),
       hobby: int(env, 'RATE_LIMIT_HOBBY', 200, 1),
+    },
+    signInLimits: {
+      codesPerEmail: int(env, 'RATE_LIMIT_SIGNIN_EMAIL', 5, 1),
+      codesPerIp: int(env, 'RATE_LIMIT_SIGNIN_IP', 20, 1),
+      checksPerIp: int(env, 'RATE_LIMIT_SIGNIN_CHECKS', 30, 1),
     },
     trustProxy: bool(env, 'TRUST_PROXY', false),
     logLevel,

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
     assert.equal(c.mail.transport, 'dev');
     assert.equal(c.redisUrl, undefined);
     assert.deepEqual(c.rateLimits, { anonymous: 5, free: 60, hobby: 200 });
+    assert.deepEqual(c.signInLimits, { codesPerEmail: 5, codesPerIp: 20, checksPerIp: 30 });
     assert.equal(c.proxyEnabled, false);
     assert.equal(c.payments.provider, 'test');
     assert.equal(c.cnameTarget, 'localhost');
@@ -60,6 +61,9 @@ describe('loadConfig', () => {
     [{ PAYMENT_PROVIDER: 'razorpay' }, 'RAZORPAY_KEY_ID'],
     [{ PAYMENT_PROVIDER: 'stripe' }, 'PAYMENT_PROVIDER'],
     [{ RATE_LIMIT_FREE: '-1' }, 'RATE_LIMIT_FREE'],
+    [{ RATE_LIMIT_SIGNIN_EMAIL: '0' }, 'RATE_LIMIT_SIGNIN_EMAIL'],
+    [{ RATE_LIMIT_SIGNIN_IP: 'many' }, 'RATE_LIMIT_SIGNIN_IP'],
+    [{ RATE_LIMIT_SIGNIN_CHECKS: '-3' }, 'RATE_LIMIT_SIGNIN_CHECKS'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DNS_SERVERS: 'dns.example.com' }, 'DNS_SERVERS'],

@@ -1,5 +1,7 @@
 // Passwordless sign-in: emailed one-time codes that yield an API key (spec "Sign-in", "Authentication";
-// CONTRACT "Sign-in mail"). Codes and keys are stored only as hashes.
+// CONTRACT "Sign-in mail"). Codes and keys are stored only as hashes. The sign-in limits live here, so
+// the API, the web form and the CLI (through the API) share them: codes mailed per address and asked for
+// per client IP, code checks per client IP (hour-aligned windows of the rate store), 5 tries per code.
 
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
@@ -14,8 +16,10 @@ import {
 } from '../store/db/tables/account.js';
 import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
 import type { Mailer } from '../store/mail/types.js';
+import type { RateStore } from '../store/rate/types.js';
 import { ApiError, invalid } from './errors.js';
 import { effectivePlan, withEffectivePlan } from './plans.js';
+import { checkRateLimit } from './rate-limit.js';
 import { hmacHex, newId, randomHex, sha256Hex } from './secrets.js';
 
 /** No I, O, 0, 1: nothing a person can misread (CONTRACT). */
@@ -29,6 +33,16 @@ const MAX_EMAIL_CHARS = 254;
 // Pragmatic address check: one @, a dotted domain, no spaces or control characters.
 const EMAIL_RE = /^[^\s@"<>()[\]\\,;:]+@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
+/** Per hour-aligned window (config `RATE_LIMIT_SIGNIN_*`). */
+export interface SignInLimits {
+  /** Codes mailed to one address: nobody can mail-bomb an address, through any door. */
+  codesPerEmail: number;
+  /** Codes asked for from one client IP, whatever the addresses. */
+  codesPerIp: number;
+  /** Codes checked from one client IP, whatever the addresses (each code also has its own 5 tries). */
+  checksPerIp: number;
+}
+
 export interface SignInDeps {
   db: Db;
   mailer: Mailer;
@@ -36,6 +50,32 @@ export interface SignInDeps {
   codeKey: Buffer;
   /** Shown in the mail, e.g. `Slipway`. */
   serviceName: string;
+  rate: RateStore;
+  limits: SignInLimits;
+}
+
+/** Who is asking: the client address the limits count against. */
+export interface SignInClient {
+  ip: string;
+}
+
+/**
+ * Counts one sign-in step against `subject`'s window; 429 RATE_LIMITED (with Retry-After) past `limit`.
+ * A store that cannot be reached throws its own error, which the HTTP layer answers 503 (fail closed).
+ */
+async function spendSignInWindow(
+  deps: SignInDeps,
+  subject: string,
+  limit: number,
+  refusal: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  const decision = await checkRateLimit(deps.rate, subject, limit, now);
+  if (decision.allowed) return;
+  const after = new Date(decision.resetAtS * 1000).toISOString();
+  throw new ApiError('RATE_LIMITED', `${refusal}; try again later (after ${after}).`, {
+    headers: { 'Retry-After': String(decision.retryAfterS) },
+  });
 }
 
 export function normalizeEmail(raw: string): string {
@@ -61,12 +101,29 @@ const codeHash = (key: Buffer, email: string, code: string) => hmacHex(key, `${e
 
 export const hashApiKey = (key: string): string => sha256Hex(key);
 
-/** Issues a fresh code for the email (replacing any earlier one) and mails it. */
+/**
+ * Issues a fresh code for the email (replacing any earlier one) and mails it; 429 when the client or the
+ * address has had its codes for this hour.
+ */
 export async function requestCode(
   deps: SignInDeps,
   rawEmail: string,
+  client: SignInClient,
 ): Promise<{ email: string; expiresInSeconds: number }> {
   const email = normalizeEmail(rawEmail);
+  await spendSignInWindow(
+    deps,
+    `signin-code:ip:${client.ip}`,
+    deps.limits.codesPerIp,
+    `At most ${deps.limits.codesPerIp} sign-in codes per hour can be asked for from one IP address`,
+  );
+  // The address is hashed so the shared counter store holds no email addresses.
+  await spendSignInWindow(
+    deps,
+    `signin-code:email:${sha256Hex(email)}`,
+    deps.limits.codesPerEmail,
+    `At most ${deps.limits.codesPerEmail} sign-in codes per hour are sent to one email address`,
+  );
   const code = generateCode();
   const now = deps.clock.now();
   await putLoginCode(deps.db.kysely, {
@@ -102,15 +159,25 @@ export interface VerifiedSignIn {
 
 const WRONG_CODE = 'Wrong or expired code; request a new one if it has expired or after 5 wrong tries.';
 
-/** Checks a sign-in code (single use, 5 tries, 600 s) and spends it; 400 when wrong or expired. */
+/**
+ * Checks a sign-in code (single use, 5 tries, 600 s) and spends it; 400 when wrong or expired, 429 when
+ * the client has had its checks for this hour (a refused check spends none of the code's tries).
+ */
 async function spendCode(
   deps: SignInDeps,
   rawEmail: string,
   rawCode: string,
+  client: SignInClient,
 ): Promise<{ email: string; now: number }> {
   const email = normalizeEmail(rawEmail);
   const code = rawCode.trim().toUpperCase();
   if (!CODE_RE.test(code)) throw invalid('The code must look like XXXX-XXXX.');
+  await spendSignInWindow(
+    deps,
+    `signin-check:ip:${client.ip}`,
+    deps.limits.checksPerIp,
+    `At most ${deps.limits.checksPerIp} sign-in codes per hour can be checked from one IP address`,
+  );
   const now = deps.clock.now();
   const stored = await spendLoginAttempt(deps.db.kysely, email, now, MAX_CODE_ATTEMPTS);
   const given = codeHash(deps.codeKey, email, code);
@@ -120,20 +187,44 @@ async function spendCode(
   return { email, now };
 }
 
-/** Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one. */
+/**
+ * Checks the code (single use, 5 tries, 600 s) and issues a new API key, invalidating the old one and
+ * ending the account's browser sessions, as the dashboard's regeneration does.
+ */
 export async function verifyCode(
   deps: SignInDeps,
   rawEmail: string,
   rawCode: string,
+  client: SignInClient,
 ): Promise<VerifiedSignIn> {
-  const { email, now } = await spendCode(deps, rawEmail, rawCode);
+  const { email, now } = await spendCode(deps, rawEmail, rawCode, client);
 
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
   const keyHash = hashApiKey(apiKey);
   const found = await findOrCreateAccount(deps, email, keyHash, now);
   if (!found.existing) return { apiKey, email, plan: 'free', isNewUser: true };
-  await setApiKeyHash(deps.db.kysely, found.existing.id, keyHash, now);
+  await replaceApiKey(deps.db, found.existing.id, keyHash, now);
   return { apiKey, email, plan: effectivePlan(found.existing, now), isNewUser: false };
+}
+
+/**
+ * Puts a new key on the account (the old one dead at once) and ends every browser session of the
+ * account but `keepSession`: a new key means the account may be taken back from whoever held the old
+ * key, and a session opened by them must not outlive it.
+ */
+async function replaceApiKey(
+  db: Db,
+  accountId: string,
+  keyHash: string,
+  now: number,
+  keepSession?: string,
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    await setApiKeyHash(trx, accountId, keyHash, now);
+    let ending = trx.deleteFrom('sessions').where('account_id', '=', accountId);
+    if (keepSession !== undefined) ending = ending.where('token_hash', '!=', sha256Hex(keepSession));
+    await ending.execute();
+  });
 }
 
 /**
@@ -176,8 +267,9 @@ export async function verifyCodeForSession(
   deps: SignInDeps,
   rawEmail: string,
   rawCode: string,
+  client: SignInClient,
 ): Promise<AccountRow> {
-  const { email, now } = await spendCode(deps, rawEmail, rawCode);
+  const { email, now } = await spendCode(deps, rawEmail, rawCode, client);
   const found = await findOrCreateAccount(deps, email, null, now);
   if (found.existing) return withEffectivePlan(found.existing, now);
   const account = await findAccountByEmail(deps.db.kysely, email);
@@ -195,15 +287,7 @@ export async function regenerateApiKey(
   keepSession: string,
 ): Promise<string> {
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
-  const now = deps.clock.now();
-  await deps.db.transaction(async (trx) => {
-    await setApiKeyHash(trx, account.id, hashApiKey(apiKey), now);
-    await trx
-      .deleteFrom('sessions')
-      .where('account_id', '=', account.id)
-      .where('token_hash', '!=', sha256Hex(keepSession))
-      .execute();
-  });
+  await replaceApiKey(deps.db, account.id, hashApiKey(apiKey), deps.clock.now(), keepSession);
   return apiKey;
 }
 

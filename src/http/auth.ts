@@ -1,8 +1,8 @@
-// Sign-in endpoints: POST /api/auth/agent/request-code and /verify-code (spec "Sign-in").
+// Sign-in endpoints: POST /api/auth/agent/request-code and /verify-code (spec "Sign-in"). The sign-in
+// limits (core/signin.ts) come on top of the API's own window (http/rate-limit.ts).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
 import { requestCode, type SignInDeps, verifyCode } from '../core/signin.js';
 import { ErrorBody } from './schemas.js';
 
@@ -25,14 +25,7 @@ const VerifyCodeReply = Type.Object({
   warning: Type.String(),
 });
 
-export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  const deps: SignInDeps = {
-    db: ctx.db,
-    mailer: ctx.mailer,
-    clock: ctx.clock,
-    codeKey: ctx.keys.loginCode,
-    serviceName: 'Slipway',
-  };
+export function authRoutes(deps: SignInDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/api/auth/agent/request-code',
@@ -45,7 +38,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (req) => {
-        const { email, expiresInSeconds } = await requestCode(deps, req.body.email);
+        const { email, expiresInSeconds } = await requestCode(deps, req.body.email, { ip: req.ip });
         return { message: `A sign-in code was sent to ${email}.`, email, expiresInSeconds };
       },
     );
@@ -61,7 +54,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (req, reply) => {
-        const r = await verifyCode(deps, req.body.email, req.body.code);
+        const r = await verifyCode(deps, req.body.email, req.body.code, { ip: req.ip });
         reply.code(r.isNewUser ? 201 : 200);
         return {
           message: r.isNewUser ? 'Account created; you are signed in.' : 'Signed in.',

@@ -9,10 +9,13 @@ import type { LinkDeps } from '../core/links.js';
 import type { ProxyHostDeps } from '../core/proxy-hosts.js';
 import type { PublishDeps } from '../core/publish.js';
 import { secretScanCheck } from '../core/scan/site-scan.js';
+import type { SignInDeps } from '../core/signin.js';
 import type { TlsAskDeps } from '../core/tls-ask.js';
 import type { VariableDeps } from '../core/variables.js';
 
 export interface CoreDeps {
+  /** Sign-in codes, API keys and their limits: the API's request-code/verify-code and the web form. */
+  signIn: SignInDeps;
   /** Sites: publish, update, finalize (with the secret scan), list, claim, metadata, versions. */
   publish: PublishDeps;
   /** Site variables and proxy hosts. */
@@ -25,6 +28,15 @@ export interface CoreDeps {
 export function coreDeps(ctx: AppContext): CoreDeps {
   const { db, clock, config, changes } = ctx;
   return {
+    signIn: {
+      db,
+      mailer: ctx.mailer,
+      clock,
+      codeKey: ctx.keys.loginCode,
+      serviceName: 'Slipway',
+      rate: ctx.rate,
+      limits: config.signInLimits,
+    },
     publish: {
       db,
       blobs: ctx.blobs,

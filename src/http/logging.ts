@@ -1,29 +1,39 @@
-// Structured logs (pino) with request ids. Nothing secret reaches a line: headers are not logged,
-// and secret-bearing query parameters (upload tokens, claim tokens) and checkout links are masked in URLs.
+// Structured logs (pino) with request ids. Nothing secret reaches a line: headers are not logged, and every
+// line is written through redactSecrets, which masks each token the service puts in a URL wherever that
+// URL appears (a request's own URL, a URL nested in `next=`, a path named in a message), percent-encoded
+// any number of times or not at all.
 
 import type { Writable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { type Logger, pino } from 'pino';
 
-const SECRET_QUERY_PARAMS = new Set(['token', 'code', 'key', 'apikey', 'api_key', 'password', 'claimtoken']);
+/** Query parameters whose values are secrets: upload, claim and portal tokens, sign-in codes, keys. */
+const SECRET_PARAMS = ['token', 'code', 'key', 'apikey', 'api_key', 'password', 'claimtoken'];
 
-/** Paths whose last segment is a secret: the test provider's checkout link (it pays for the account). */
-const SECRET_PATH = /^(\/billing\/test-checkout\/)[^/?]+/;
+/** `char` as it appears at any depth of percent-encoding: `=`, `%3D`, `%253D`, ... (RFC 3986 §2.1). */
+function anyDepth(char: string): string {
+  const hex = char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
+  return `(?:\\${char}|%(?:25)*${hex})`;
+}
+const [QUERY, AND, EQUALS, SLASH, HASH, UNDERSCORE, DOT] = ['?', '&', '=', '/', '#', '_', '.'].map(anyDepth);
+/** A value runs to the next `&` or `#` at any depth; `"` and `\` end it too, as it sits in a JSON line. */
+const VALUE = `(?:(?!${AND}|${HASH})[^&#\\s"\\\\])+`;
 
-/** The URL with secret path segments and the values of secret query parameters replaced by `***`. */
-export function redactUrl(rawUrl: string): string {
-  const url = rawUrl.replace(SECRET_PATH, '$1***');
-  const q = url.indexOf('?');
-  if (q === -1) return url;
-  const parts = url
-    .slice(q + 1)
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const name = (eq === -1 ? pair : pair.slice(0, eq)).toLowerCase();
-      return eq !== -1 && SECRET_QUERY_PARAMS.has(name) ? `${pair.slice(0, eq)}=***` : pair;
-    });
-  return `${url.slice(0, q)}?${parts.join('&')}`;
+/** Each secret with what stays readable before it (group 1); the secret itself becomes `***`. */
+const SECRET_RULES = [
+  // A secret query parameter's value, at the top of a URL or nested in another parameter.
+  new RegExp(`((?:${QUERY}|${AND}|;)(?:${SECRET_PARAMS.join('|')})${EQUALS})${VALUE}`, 'gi'),
+  // The test provider's checkout link (it pays for the account): the segment after its path.
+  new RegExp(`(${SLASH}billing${SLASH}test-checkout${SLASH})[A-Za-z0-9_-]+`, 'gi'),
+  // Token shapes, wherever they stand: claim tokens, API keys, portal tokens (`<account>.<expiry>.<MAC>`).
+  new RegExp(`(clm${UNDERSCORE})[0-9a-f]+`, 'gi'),
+  new RegExp(`(svc${UNDERSCORE}live${UNDERSCORE})[0-9a-f]+`, 'gi'),
+  new RegExp(`(acct${UNDERSCORE}[A-Za-z0-9_-]+${DOT}\\d+${DOT})[A-Za-z0-9_-]+`, 'gi'),
+];
+
+/** The text with every secret of the rules above replaced by `***`. */
+export function redactSecrets(text: string): string {
+  return SECRET_RULES.reduce((out, rule) => out.replace(rule, '$1***'), text);
 }
 
 export function createLogger(level: string, stream?: Writable): Logger {
@@ -35,11 +45,13 @@ export function createLogger(level: string, stream?: Writable): Logger {
       serializers: {
         req: (req: FastifyRequest) => ({
           method: req.method,
-          url: redactUrl(req.url),
+          url: req.url,
           host: req.headers?.host,
           remoteAddress: req.ip,
         }),
       },
+      // Every line, of every child logger, after serialization: no field or message escapes the rules.
+      hooks: { streamWrite: redactSecrets },
     },
     stream ?? pino.destination({ fd: 1, sync: false }),
   );

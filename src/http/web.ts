@@ -17,7 +17,7 @@ import {
   sessionAccount,
   startSession,
 } from '../core/sessions.js';
-import { requestCode, type SignInDeps, verifyCodeForSession } from '../core/signin.js';
+import { requestCode, verifyCodeForSession } from '../core/signin.js';
 import { claimableSite, claimSite, listSites, siteDetails } from '../core/sites.js';
 import { cookieValue } from '../serve/password-gate.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
@@ -29,22 +29,38 @@ import { sendPage } from './pages.js';
 const NONCE_COOKIE = 'slipway_csrf';
 const FORM_BODY_LIMIT = 16 * 1024;
 
-/** A path on this host to return to after sign-in (never another host: `//evil` and `/\evil` refused). */
-function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])/.test(next) && next.length < 500 ? next : '/dashboard';
+const HOME = '/dashboard';
+const MAX_NEXT_CHARS = 500;
+/**
+ * Printable ASCII but `\`: browsers drop tabs and newlines from a URL and read `\` as `/` (WHATWG URL),
+ * and Node refuses a control character or U+2028 in a header (a 500), so none of them may reach Location.
+ */
+const NEXT_CHARS = /^[\x21-\x5b\x5d-\x7e]+$/;
+
+/**
+ * Where to go after sign-in: `next` resolved against BASE_URL, kept only when it stays on the service's
+ * origin, as the path, query and fragment of that URL; anything else is the dashboard.
+ */
+function safeNext(next: unknown, base: URL): string {
+  if (typeof next !== 'string' || next.length > MAX_NEXT_CHARS || !NEXT_CHARS.test(next)) return HOME;
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return HOME;
+  }
+  if (url.origin !== base.origin) return HOME;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  // `/.//evil.com` resolves to the path `//evil.com`, which a browser would read as another host.
+  return path.startsWith('//') ? HOME : path;
 }
 
 export function webRoutes(ctx: AppContext, deps: CoreDeps) {
   const publishDeps = deps.publish;
-  const signInDeps: SignInDeps = {
-    db: ctx.db,
-    mailer: ctx.mailer,
-    clock: ctx.clock,
-    codeKey: ctx.keys.loginCode,
-    serviceName: 'Slipway',
-  };
+  const signInDeps = deps.signIn;
   const secure = ctx.config.scheme === 'https' ? '; Secure' : '';
-  const baseOrigin = new URL(ctx.config.baseUrl).origin;
+  const base = new URL(ctx.config.baseUrl);
+  const baseOrigin = base.origin;
   const csrfKey = ctx.keys.csrf;
 
   const cookie = (name: string, value: string, maxAgeS: number) =>
@@ -88,30 +104,39 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
 
   const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
-  function loginForm(req: FastifyRequest, reply: FastifyReply, next: string, error?: string) {
+  /** A refusal of core on a sign-in form: its headers (Retry-After of a 429) and its message. */
+  function refusal(reply: FastifyReply, err: ApiError | undefined) {
+    if (!err) return '';
+    if (err.headers) reply.headers(err.headers);
+    return html`<p class="error" role="alert">${err.message}</p>`;
+  }
+
+  function loginForm(req: FastifyRequest, reply: FastifyReply, next: string, error?: ApiError) {
     const token = csrfTokenFor(csrfKey, nonce(req, reply));
+    const alert = refusal(reply, error);
     return sendPage(
       reply,
-      error ? 400 : 200,
+      error?.status ?? 200,
       'Sign in',
       html`<h1>Sign in</h1>
 <p>We email you a code; no password.</p>
-${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+${alert}
 <form method="post" action="/login">${csrfField(token)}<input type="hidden" name="next" value="${next}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required autofocus>
 <p><button type="submit">Send me a code</button></p></form>`,
     );
   }
 
-  function codeForm(req: FastifyRequest, reply: FastifyReply, email: string, next: string, error?: string) {
+  function codeForm(req: FastifyRequest, reply: FastifyReply, email: string, next: string, error?: ApiError) {
     const token = csrfTokenFor(csrfKey, nonce(req, reply));
+    const alert = refusal(reply, error);
     return sendPage(
       reply,
-      error ? 400 : 200,
+      error?.status ?? 200,
       'Enter your code',
       html`<h1>Check your email</h1>
 <p>We sent a code to <strong>${email}</strong>. It works once, for 10 minutes.</p>
-${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+${alert}
 <form method="post" action="/login/code">${csrfField(token)}<input type="hidden" name="next" value="${next}">
 <input type="hidden" name="email" value="${email}">
 <label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" placeholder="XXXX-XXXX" required autofocus autocapitalize="characters" spellcheck="false">
@@ -174,36 +199,38 @@ ${await accountSections(
     const form = (req: FastifyRequest) => (req.body ?? {}) as Record<string, string | undefined>;
 
     app.get('/login', { schema: { hide: true } }, async (req, reply) => {
-      const next = safeNext((req.query as Record<string, unknown>).next);
+      const next = safeNext((req.query as Record<string, unknown>).next, base);
       if (await session(req)) return reply.redirect(next, 303);
       return loginForm(req, reply, next);
     });
 
     app.post('/login', { schema: { hide: true } }, async (req, reply) => {
       const body = form(req);
-      const next = safeNext(body.next);
+      const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
-        const sent = await requestCode(signInDeps, body.email ?? '');
+        const sent = await requestCode(signInDeps, body.email ?? '', { ip: req.ip });
         return codeForm(req, reply, sent.email, next);
       } catch (err) {
-        if (err instanceof ApiError && err.status < 500) return loginForm(req, reply, next, err.message);
+        if (err instanceof ApiError && err.status < 500) return loginForm(req, reply, next, err);
         throw err;
       }
     });
 
     app.post('/login/code', { schema: { hide: true } }, async (req, reply) => {
       const body = form(req);
-      const next = safeNext(body.next);
+      const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
-        const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '');
+        const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '', {
+          ip: req.ip,
+        });
         const token = await startSession(ctx.db, account.id, ctx.clock.now());
         reply.header('set-cookie', cookie(SESSION_COOKIE, token, SESSION_TTL_MS / 1000));
         return reply.redirect(next, 303);
       } catch (err) {
         if (err instanceof ApiError && err.status < 500)
-          return codeForm(req, reply, body.email ?? '', next, err.message);
+          return codeForm(req, reply, body.email ?? '', next, err);
         throw err;
       }
     });
@@ -218,7 +245,7 @@ ${await accountSections(
 
     app.get('/dashboard', { schema: { hide: true } }, async (req, reply) => {
       const s = await session(req);
-      if (!s) return reply.redirect('/login?next=/dashboard', 303);
+      if (!s) return reply.redirect(`/login?next=${HOME}`, 303);
       const done = (req.query as Record<string, unknown>).done;
       return dashboard(
         reply,

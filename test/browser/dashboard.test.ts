@@ -113,7 +113,12 @@ test('claimUrl -> sign in (code from SMTP) -> claim -> the site is in the dashbo
     });
     const oldKey: string = verified.body.apiKey;
     assert.equal((await t.api('/api/v1/account', { key: oldKey })).status, 200);
+    // That new key ended this browser's session: the dashboard asks for a sign-in again (which keeps the key).
     await p.page.goto(`${p.baseUrl}/dashboard`);
+    await p.page.waitForSelector('#email');
+    await signInThroughPages(p, email);
+    await p.page.waitForURL(`${p.baseUrl}/dashboard`);
+    assert.equal((await t.api('/api/v1/account', { key: oldKey })).status, 200);
     // The page asks first; declining sends nothing and the key keeps working.
     const keyPosts: string[] = [];
     p.page.on('request', (r) => {

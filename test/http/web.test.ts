@@ -1,46 +1,12 @@
 // Web sign-in, sessions, CSRF and the claim page through real HTTP (issue 14; CONTRACT "Web pages").
-// A small cookie jar stands in for the browser (the browser tests drive Chromium itself).
+// A small cookie jar (test/helpers/web.ts) stands in for the browser (the browser tests drive Chromium).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { lastCodeFor, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { upgradeToHobby } from '../helpers/hobby.js';
 import { publish } from '../helpers/publish.js';
-
-/** fetch with cookies kept per test, redirects not followed. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly t: TestApp) {}
-  async request(
-    path: string,
-    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...init.headers };
-    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (init.form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(init.form).toString();
-    }
-    const res = await fetch(`${this.t.url}${path}`, {
-      method: init.method ?? 'GET',
-      headers,
-      body,
-      redirect: 'manual',
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq);
-      const value = pair!.slice(eq + 1);
-      if (/Max-Age=0/i.test(line) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: res.status, headers: res.headers, text: await res.text() };
-  }
-}
-
-const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+import { Browser, csrfOf } from '../helpers/web.js';
 
 async function signInWithBrowser(t: TestApp, b: Browser, email: string, next = '/dashboard') {
   const page = await b.request(`/login?next=${encodeURIComponent(next)}`);
@@ -92,6 +58,16 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const key = await signIn(t, 'keeps-key@example.com');
     await signInWithBrowser(t, new Browser(t), 'keeps-key@example.com');
     assert.equal((await t.api('/api/v1/account', { key })).status, 200);
+  });
+
+  test('verifying a new code through the API (a new key) ends the web sessions, as the regeneration does', async () => {
+    const b = new Browser(t);
+    await signInWithBrowser(t, b, 'rotate@example.com');
+    assert.equal((await b.request('/dashboard')).status, 200);
+    await signIn(t, 'rotate@example.com');
+    const after = await b.request('/dashboard');
+    assert.equal(after.status, 303, 'the old session cookie no longer opens the dashboard');
+    assert.equal(after.headers.get('location'), '/login?next=/dashboard');
   });
 
   test('CSRF: a form post without the token is refused and changes nothing; a cross-site post with the cookie too', async () => {
@@ -287,5 +263,94 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const b = new Browser(t);
     const done = await signInWithBrowser(t, b, 'redirect@example.com', '//evil.example/x');
     assert.equal(done.headers.get('location'), '/dashboard');
+  });
+
+  // Each `next` as an attacker writes it in the query string of /login, and where the sign-in lands:
+  // a path on this host (`/dashboard` when refused). Browsers drop tabs and newlines from a URL and read
+  // `\` as `/` (WHATWG URL), so `/\t/evil.com` in a Location header would leave the host.
+  const NEXT_VARIANTS: [query: string, landing: string][] = [
+    ['/%09/evil.com/x', '/dashboard'],
+    ['/%09%5Cevil.com', '/dashboard'],
+    ['/%0a/evil.com/x', '/dashboard'],
+    ['/%0d/evil.com/x', '/dashboard'],
+    ['/%0d%0a/evil.com', '/dashboard'],
+    ['/%0b/evil.com', '/dashboard'],
+    ['/%00/evil.com', '/dashboard'],
+    ['/%7f/evil.com', '/dashboard'],
+    ['/%C2%85/evil.com', '/dashboard'],
+    ['/%E2%80%A8/evil.com', '/dashboard'],
+    ['/%E2%80%A9/evil.com', '/dashboard'],
+    ['/%C2%A0/evil.com', '/dashboard'],
+    ['/%20/evil.com', '/dashboard'],
+    ['%20//evil.com', '/dashboard'],
+    ['//evil.com', '/dashboard'],
+    ['///evil.com', '/dashboard'],
+    ['/%5Cevil.com', '/dashboard'],
+    ['%5C%5Cevil.com', '/dashboard'],
+    ['/%5C/evil.com', '/dashboard'],
+    ['%2F%2Fevil.com', '/dashboard'],
+    ['/.//evil.com', '/dashboard'],
+    ['/..//evil.com', '/dashboard'],
+    ['/%2e//evil.com', '/dashboard'],
+    ['https:evil.com', '/dashboard'],
+    ['https:/evil.com', '/dashboard'],
+    ['http://evil.com/dashboard', '/dashboard'],
+    ['HTTP://EVIL.COM', '/dashboard'],
+    ['javascript:alert(1)', '/dashboard'],
+    ['JaVaScRiPt:alert(1)', '/dashboard'],
+    ['data:text/html,%3Cscript%3Ealert(1)%3C/script%3E', '/dashboard'],
+    ['//%D0%B5vil.com', '/dashboard'],
+    ['//xn--vil-8cd.com', '/dashboard'],
+    ['/%D0%B5vil', '/dashboard'],
+    ['//user@evil.com', '/dashboard'],
+    ['http://127.0.0.1@evil.com/', '/dashboard'],
+    [`/${'a'.repeat(600)}`, '/dashboard'],
+    ['', '/dashboard'],
+    // Paths on this host stay what they are (an encoded `//` or `@` is a harmless path here).
+    ['/dashboard/sites/kept', '/dashboard/sites/kept'],
+    ['%2Fdashboard%2Fsites%2Fkept%3Fdone%3Dyes', '/dashboard/sites/kept?done=yes'],
+    ['/claim%3Fslug%3Dabc%26token%3Dclm_x', '/claim?slug=abc&token=clm_x'],
+    ['/dashboard/sites/kept%23versions', '/dashboard/sites/kept#versions'],
+    ['/%252F%252Fevil.com', '/%2F%2Fevil.com'],
+    ['/@evil.com', '/@evil.com'],
+  ];
+
+  test(`next= variants (${NEXT_VARIANTS.length}): the Location after sign-in is a path on this host, never a 500`, async () => {
+    assert.ok(NEXT_VARIANTS.length >= 30);
+    const base = new URL(t.url);
+    const field = (page: string, name: string) => {
+      const value = new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1];
+      assert.ok(value !== undefined, `the page has a ${name} field`);
+      return value.replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)));
+    };
+    const failures: string[] = [];
+    for (const [query, landing] of NEXT_VARIANTS) {
+      const email = 'variants@example.com';
+      const b = new Browser(t);
+      // The way a browser goes: the link, the email form, the code form (each echoes `next`).
+      const page = await b.request(`/login?next=${query}`);
+      const sent = await b.request('/login', {
+        method: 'POST',
+        form: { email, next: field(page.text, 'next'), _csrf: csrfOf(page.text) },
+      });
+      const done = await b.request('/login/code', {
+        method: 'POST',
+        form: {
+          email,
+          code: lastCodeFor(t, email),
+          next: field(sent.text, 'next'),
+          _csrf: csrfOf(sent.text),
+        },
+      });
+      // Signed in already: /login answers with the redirect at once.
+      const again = await b.request(`/login?next=${query}`);
+      const statuses = [page.status, sent.status, done.status, again.status];
+      const locations = [done.headers.get('location'), again.headers.get('location')];
+      const ok =
+        statuses.join() === '200,200,303,303' &&
+        locations.every((l) => l === landing && new URL(l, base).origin === base.origin);
+      if (!ok) failures.push(`${JSON.stringify(query)}: ${statuses.join()} -> ${locations.join(' | ')}`);
+    }
+    assert.deepEqual(failures, []);
   });
 });
