@@ -58,3 +58,17 @@ export function csrfTokenValid(key: Buffer, sessionOrNonce: string | undefined, 
     safeEqual(given, csrfTokenFor(key, sessionOrNonce))
   );
 }
+
+/**
+ * A one-line notice shown after a dashboard action (`?done=<text>&n=<mac>`): shown only with a MAC bound
+ * to the viewer's session, so a link from elsewhere cannot put its own words on the service's pages.
+ */
+export const noticeMac = (key: Buffer, session: string, text: string) =>
+  hmacBase64Url(key, `notice:${session}:${text}`);
+
+/** The notice of a page's query when its MAC fits the session, else undefined. */
+export function verifiedNotice(key: Buffer, session: string, query: unknown): string | undefined {
+  const { done, n } = (query ?? {}) as Record<string, unknown>;
+  if (typeof done !== 'string' || typeof n !== 'string' || done.length > 2000) return undefined;
+  return safeEqual(n, noticeMac(key, session, done)) ? done : undefined;
+}

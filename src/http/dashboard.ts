@@ -34,6 +34,10 @@ export interface Session {
 /** What web.ts lends the dashboard: the session, the forms' CSRF field and check, the refusal page. */
 export interface WebKit {
   session(req: FastifyRequest): Promise<Session | undefined>;
+  /** A 303 to `path` that shows `notice` there, to this session only (signed). */
+  back(reply: FastifyReply, s: Session, path: string, notice: string): FastifyReply;
+  /** The notice a page was sent back with, if it was signed for this session. */
+  notice(req: FastifyRequest, s: Session): SafeHtml | undefined;
   csrfField(sessionToken: string): SafeHtml;
   formAllowed(req: FastifyRequest, s: Session, body: Record<string, string | undefined>): boolean;
   refused(reply: FastifyReply): unknown;
@@ -48,9 +52,6 @@ const EXPIRY_CHOICES = [
   { value: String(7 * 86_400), label: 'In 7 days' },
   { value: String(30 * 86_400), label: 'In 30 days' },
 ];
-
-const back = (reply: FastifyReply, path: string, notice: string) =>
-  reply.redirect(`${path}${path.includes('?') ? '&' : '?'}done=${encodeURIComponent(notice)}`, 303);
 
 const handleUrl = (ctx: AppContext, handle: string) =>
   `${ctx.config.scheme}://${handle}.${ctx.config.siteDomain}/`;
@@ -155,10 +156,10 @@ export function registerDashboard(app: FastifyInstance, ctx: AppContext, deps: C
       try {
         const notice = await run(s, body, reply);
         if (reply.sent) return reply;
-        return back(reply, returnTo(body), notice ?? 'Done.');
+        return kit.back(reply, s, returnTo(body), notice ?? 'Done.');
       } catch (err) {
         if (err instanceof ApiError && err.status < 500)
-          return back(reply, returnTo(body), `${err.code}: ${err.message}`);
+          return kit.back(reply, s, returnTo(body), `${err.code}: ${err.message}`);
         throw err;
       }
     });
@@ -198,13 +199,12 @@ export function registerDashboard(app: FastifyInstance, ctx: AppContext, deps: C
     const versions = await listVersions(publishDeps, s.account, slug);
     const csrf = kit.csrfField(s.token);
     const slugField = html`<input type="hidden" name="slug" value="${slug}">`;
-    const done = (req.query as Record<string, unknown>).done;
     return sendPage(
       reply,
       200,
       `Site ${slug}`,
       html`<p><a href="/dashboard">← Your sites</a></p>
-<h1>${slug}</h1>${typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : ''}
+<h1>${slug}</h1>${kit.notice(req, s) ?? ''}
 <p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
 <h2>Files</h2>
 <table class="stack"><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
@@ -294,7 +294,7 @@ export function registerDashboard(app: FastifyInstance, ctx: AppContext, deps: C
   action('/dashboard/sites/delete', sitePage, async (s, b, reply) => {
     if (b.confirm !== b.slug) return 'Tick the box to confirm the deletion.';
     await deleteSite(publishDeps, s.account, b.slug ?? '');
-    back(reply, '/dashboard', `${b.slug} deleted.`);
+    kit.back(reply, s, '/dashboard', `${b.slug} deleted.`);
     return undefined;
   });
   action('/dashboard/domains', home, async (s, b) => {

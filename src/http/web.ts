@@ -12,10 +12,12 @@ import {
   csrfTokenFor,
   csrfTokenValid,
   endSession,
+  noticeMac,
   SESSION_COOKIE,
   SESSION_TTL_MS,
   sessionAccount,
   startSession,
+  verifiedNotice,
 } from '../core/sessions.js';
 import { requestCode, verifyCodeForSession } from '../core/signin.js';
 import { claimableSite, claimSite, listSites, siteDetails } from '../core/sites.js';
@@ -188,6 +190,15 @@ ${await accountSections(
     csrfField: (token) => csrfField(csrfTokenFor(csrfKey, token)),
     formAllowed: (req, s, body) => !crossSite(req) && csrfTokenValid(csrfKey, s.token, body._csrf),
     refused,
+    back: (reply, s, path, notice) =>
+      reply.redirect(
+        `${path}${path.includes('?') ? '&' : '?'}done=${encodeURIComponent(notice)}&n=${noticeMac(csrfKey, s.token, notice)}`,
+        303,
+      ),
+    notice: (req, s) => {
+      const text = verifiedNotice(csrfKey, s.token, req.query);
+      return text === undefined ? undefined : html`<p class="ok" role="status">${text}</p>`;
+    },
   };
 
   return async (app: FastifyInstance) => {
@@ -246,12 +257,7 @@ ${await accountSections(
     app.get('/dashboard', { schema: { hide: true } }, async (req, reply) => {
       const s = await session(req);
       if (!s) return reply.redirect(`/login?next=${HOME}`, 303);
-      const done = (req.query as Record<string, unknown>).done;
-      return dashboard(
-        reply,
-        s,
-        typeof done === 'string' ? html`<p class="ok" role="status">${done}</p>` : undefined,
-      );
+      return dashboard(reply, s, kit.notice(req, s));
     });
     registerDashboard(app, ctx, deps, kit);
 
@@ -274,10 +280,7 @@ publishing.</p><p><a href="/dashboard">Your sites</a></p>`,
       } catch {
         return false;
       }
-      await reply.redirect(
-        `/dashboard/sites/${slug}?done=${encodeURIComponent(`${slug} is already yours.`)}`,
-        303,
-      );
+      await kit.back(reply, s, `/dashboard/sites/${slug}`, `${slug} is already yours.`);
       return true;
     };
 
@@ -326,9 +329,11 @@ publishing.</p><p><a href="/dashboard">Your sites</a></p>`,
         if (err instanceof ApiError && err.status < 500) return cannotClaim(reply, err);
         throw err;
       }
-      return reply.redirect(
-        `/dashboard/sites/${encodeURIComponent(slug)}?done=${encodeURIComponent(`${slug} is yours now: it no longer expires.`)}`,
-        303,
+      return kit.back(
+        reply,
+        s,
+        `/dashboard/sites/${encodeURIComponent(slug)}`,
+        `${slug} is yours now: it no longer expires.`,
       );
     });
   };

@@ -70,6 +70,29 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.equal(after.headers.get('location'), '/login?next=/dashboard');
   });
 
+  test('a notice in a link from elsewhere is not shown: only the service’s own notices are (signed for the session)', async () => {
+    const b = new Browser(t);
+    await signInWithBrowser(t, b, 'notices@example.com');
+    const lure = 'Your account is suspended: pay at evil.example to restore it';
+    for (const path of ['/dashboard', '/dashboard/sites/some-site']) {
+      const page = await b.request(`${path}?done=${encodeURIComponent(lure)}`);
+      assert.doesNotMatch(page.text, /evil\.example/, `${path} showed a notice from the link`);
+    }
+    // The service's own notice after an action still shows (a failed domain add says why).
+    const dash = await b.request('/dashboard');
+    const added = await b.request('/dashboard/domains', {
+      method: 'POST',
+      form: { _csrf: csrfOf(dash.text), domain: 'not a domain' },
+    });
+    assert.equal(added.status, 303);
+    const back = await b.request(added.headers.get('location')!);
+    assert.match(back.text, /role="status">INVALID_REQUEST: Invalid domain/);
+    // The same notice opened with another session is not shown.
+    const other = new Browser(t);
+    await signInWithBrowser(t, other, 'notices-2@example.com');
+    assert.doesNotMatch((await other.request(added.headers.get('location')!)).text, /Invalid domain/);
+  });
+
   test('CSRF: a form post without the token is refused and changes nothing; a cross-site post with the cookie too', async () => {
     const b = new Browser(t);
     await signInWithBrowser(t, b, 'csrf@example.com');
