@@ -523,7 +523,11 @@ export function operationExamples(c: OpenApiConfig): Record<string, OperationExa
       responses: {
         200: { domain, status: 'active', verified: true, message: `${domain} is verified and active.` },
       },
-      error: err('NOT_FOUND', 404, `Domain "${domain}" not found`),
+      error: err(
+        'NOT_FOUND',
+        404,
+        `Domain "${domain}" was verified by another account, whose token its DNS TXT record holds; pending entries of other accounts for it were removed.`,
+      ),
     },
     'DELETE /api/v1/domains/:domain': {
       responses: { 200: { domain, deleted: true } },

@@ -233,6 +233,45 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('sessions_account_idx').on('sessions').column('account_id').execute();
     },
   },
+  /**
+   * Issue 19: a domain is no longer one row. Several accounts may hold it pending (DNS decides who owns
+   * it), each account at most once; at most one entry per domain is active, which the partial unique
+   * index enforces (two verifies at once cannot both win). SQLite cannot change a primary key in place,
+   * so the table is rebuilt (same on PostgreSQL, for one path).
+   */
+  '007_domain_claims': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('domains_new')
+        .addColumn('domain', 'text', (c) => c.notNull())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('verified_at', 'bigint')
+        .addColumn('tls_requested_at', 'bigint')
+        .addPrimaryKeyConstraint('domains_pk', ['domain', 'account_id'])
+        .execute();
+      await sql`
+        insert into domains_new (domain, account_id, status, token, created_at, verified_at, tls_requested_at)
+        select domain, account_id, status, token, created_at, verified_at, tls_requested_at from domains
+      `.execute(db);
+      await db.schema.dropTable('domains').execute();
+      await db.schema.alterTable('domains_new').renameTo('domains').execute();
+      await db.schema
+        .createIndex('domains_account_idx')
+        .on('domains')
+        .columns(['account_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('domains_active_uq')
+        .on('domains')
+        .column('domain')
+        .unique()
+        .where(sql.ref('status'), '=', 'active')
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

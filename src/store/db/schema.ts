@@ -139,7 +139,10 @@ export interface BillingEventTable {
   received_at: number;
 }
 
-/** A custom domain of an account (spec "Custom domain"). */
+/**
+ * An account's entry of a custom domain (spec "Custom domain"). Key: domain + account; several accounts
+ * may hold a domain `pending`, at most one entry per domain is `active` (the one DNS proved).
+ */
 export interface DomainTable {
   /** Lowercase ASCII (IDN as punycode). */
   domain: string;
