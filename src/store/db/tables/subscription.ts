@@ -53,12 +53,15 @@ export async function spendCheckoutToken(
   return res.numUpdatedRows > 0n ? row : undefined;
 }
 
-/** Records a provider event id; false when it was recorded before (a replay). */
-export async function recordBillingEvent(db: Executor, id: string, now: number): Promise<boolean> {
+/**
+ * Records the identifiers of one provider event; false when any of them was recorded before (a replay).
+ * The new ones are recorded either way: they all name the same event.
+ */
+export async function recordBillingEvent(db: Executor, ids: string[], now: number): Promise<boolean> {
   const res = await db
     .insertInto('billing_events')
-    .values({ id, received_at: now })
+    .values(ids.map((id) => ({ id, received_at: now })))
     .onConflict((oc) => oc.column('id').doNothing())
     .executeTakeFirst();
-  return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;
+  return Number(res.numInsertedOrUpdatedRows ?? 0n) === ids.length;
 }
