@@ -36,7 +36,12 @@ const DOCUMENTED_BODIES: Record<string, unknown> = {
     }),
   }),
   'PUT /api/v1/handle': Type.Object({
-    handle: Type.String({ minLength: 3, maxLength: 30, pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$' }),
+    handle: Type.String({
+      minLength: 3,
+      maxLength: 30,
+      pattern: '^(?!.*--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$',
+      description: 'lowercase letters, digits and single hyphens (no "--"), not at either end',
+    }),
   }),
   'POST /api/v1/domains': Type.Object({
     domain: Type.String({ maxLength: 253, description: 'a hostname such as www.example.com (IDN allowed)' }),
