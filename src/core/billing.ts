@@ -20,6 +20,7 @@ import {
   findSubscription,
   insertSubscription,
   recordBillingEvent,
+  replaceCheckoutToken,
   type SubscriptionRow,
   spendCheckoutToken,
   updateSubscription,
@@ -46,7 +47,8 @@ export const TEST_PERIOD_MS = 30 * 24 * 3_600_000;
 export const PORTAL_LINK_TTL_MS = 3_600_000;
 
 /** Subscription statuses that still wait for a first payment: a new checkout reuses them. */
-const OPEN = new Set(['created', 'authenticated']);
+const OPEN_STATUSES = ['created', 'authenticated'] as const;
+const OPEN = new Set<string>(OPEN_STATUSES);
 /** Statuses that keep Hobby until `current_end` (the subscription stopped renewing). */
 const WINDING_DOWN = new Set(['pending', 'halted', 'cancelled', 'completed']);
 
@@ -93,7 +95,16 @@ export async function checkout(deps: BillingDeps, account: AccountRow): Promise<
   const open = (await accountSubscriptions(deps.db.kysely, account.id)).find(
     (s) => OPEN.has(s.status) && s.provider === deps.payments.name,
   );
-  if (open) return result(open.id, open.short_url);
+  if (open) {
+    if (!deps.payments.checkoutLink) return result(open.id, open.short_url);
+    // The test provider's link is derived again (never stored). A stored hash of another token (a row
+    // from before migration 008, or SECRETS_KEY changed since) gives way to the link handed out now.
+    const link = deps.payments.checkoutLink(open.id);
+    const tokenHash = sha256Hex(link.checkoutToken);
+    if (open.checkout_token_hash !== tokenHash)
+      await replaceCheckoutToken(deps.db.kysely, open.id, tokenHash, now);
+    return result(open.id, link.shortUrl);
+  }
 
   let created: Awaited<ReturnType<PaymentProvider['createSubscription']>>;
   try {
@@ -106,7 +117,8 @@ export async function checkout(deps: BillingDeps, account: AccountRow): Promise<
     account_id: account.id,
     provider: deps.payments.name,
     status: created.status,
-    short_url: created.shortUrl,
+    // A link that pays by itself (its token) is handed to the caller, never stored.
+    short_url: created.checkoutToken ? '' : created.shortUrl,
     current_end: created.currentEnd,
     event_at: 0,
     checkout_token_hash: created.checkoutToken ? sha256Hex(created.checkoutToken) : null,
@@ -400,22 +412,16 @@ export type TestCheckoutState =
   | { kind: 'used' }
   | { kind: 'unknown' };
 
-/** What the test checkout page shows for a token. */
+/** What the test checkout page shows for a token: found by its hash; used once the payment moved it on. */
 export async function testCheckoutState(deps: BillingDeps, token: string): Promise<TestCheckoutState> {
   const row = await deps.db.kysely
     .selectFrom('subscriptions')
     .innerJoin('accounts', 'accounts.id', 'subscriptions.account_id')
-    .select(['subscriptions.id', 'accounts.email'])
+    .select(['subscriptions.id', 'subscriptions.status', 'accounts.email'])
     .where('subscriptions.checkout_token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
-  if (row) return { kind: 'open', subscriptionId: row.id, email: row.email };
-  const used = await deps.db.kysely
-    .selectFrom('subscriptions')
-    .select('id')
-    .where('provider', '=', 'test')
-    .where('short_url', '=', `${deps.config.baseUrl}/billing/test-checkout/${token}`)
-    .executeTakeFirst();
-  return used ? { kind: 'used' } : { kind: 'unknown' };
+  if (!row) return { kind: 'unknown' };
+  return OPEN.has(row.status) ? { kind: 'open', subscriptionId: row.id, email: row.email } : { kind: 'used' };
 }
 
 /**
@@ -441,7 +447,7 @@ export async function completeTestCheckout(deps: BillingDeps, token: string): Pr
       createdAt: now,
       subscription: { id: sub.id, currentEnd: now + TEST_PERIOD_MS },
     },
-    async (trx) => (await spendCheckoutToken(trx, tokenHash)) !== undefined,
+    (trx) => spendCheckoutToken(trx, tokenHash, OPEN_STATUSES, now),
   );
   return outcome === 'applied';
 }

@@ -420,8 +420,8 @@ export function operationExamples(c: OpenApiConfig): Record<string, OperationExa
         200: {
           subscriptionId: 'sub_test_LIgkvRdiDfv-',
           paymentKeyId: 'test_key_slipway',
-          shortUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel`,
-          checkoutUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel`,
+          shortUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel4Qb0vYf7Zk2`,
+          checkoutUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel4Qb0vYf7Zk2`,
         },
       },
       error: err(

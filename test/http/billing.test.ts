@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { reachable } from '../helpers/publish.js';
 import {
@@ -483,6 +484,52 @@ describe('billing with the built-in test provider (PAYMENT_PROVIDER=test)', () =
     const unknown = await fetch(`${t.url}/billing/test-checkout/not-a-real-token`, { method: 'POST' });
     assert.equal(unknown.status, 404);
     assertError(await t.api('/api/billing/checkout', { method: 'POST', key }), 400, 'INVALID_REQUEST');
+  });
+
+  test('no column of the database holds the checkout token; the link still works, once', async () => {
+    /** Every row of every table, as text. */
+    const everyRow = async () => {
+      const tables = await t.ctx.db.kysely.introspection.getTables();
+      assert.ok(tables.some((table) => table.name === 'subscriptions'));
+      const dumps = await Promise.all(
+        tables.map(async (table) => {
+          const rows = await sql`select * from ${sql.table(table.name)}`.execute(t.ctx.db.kysely);
+          return `${table.name}: ${JSON.stringify(rows.rows)}`;
+        }),
+      );
+      return dumps.join('\n');
+    };
+    const tokenOf = (url: string) => new URL(url).pathname.split('/').pop()!;
+    const key = await signIn(t, 'token-at-rest@example.com');
+    const first = await t.api('/api/billing/checkout', { method: 'POST', key });
+    assert.equal(first.status, 200, first.text);
+    assert.ok(!(await everyRow()).includes(tokenOf(first.body.checkoutUrl)), 'the token is stored in clear');
+
+    // Checking out again before paying hands out the same link, though it was never stored.
+    const second = await t.api('/api/billing/checkout', { method: 'POST', key });
+    assert.equal(second.body.subscriptionId, first.body.subscriptionId);
+    const url = second.body.checkoutUrl;
+    assert.equal(url, first.body.checkoutUrl);
+    assert.equal((await fetch(reachable(url))).status, 200);
+    assert.equal((await fetch(reachable(url), { method: 'POST' })).status, 200);
+    assert.equal((await planOf(t, key)).plan, 'hobby');
+    assert.equal((await fetch(reachable(url), { method: 'POST' })).status, 410, 'paid twice');
+    assert.equal((await fetch(reachable(url))).status, 410);
+    assert.ok(!(await everyRow()).includes(tokenOf(url)), 'the token is stored in clear after the payment');
+
+    // An open checkout whose stored hash names another token (kept from before migration 008, or
+    // SECRETS_KEY changed since): the next checkout's link is the one that pays.
+    const other = await signIn(t, 'token-rekeyed@example.com');
+    const started = await t.api('/api/billing/checkout', { method: 'POST', key: other });
+    await t.ctx.db.kysely
+      .updateTable('subscriptions')
+      .set({ checkout_token_hash: 'f'.repeat(64) })
+      .where('id', '=', started.body.subscriptionId)
+      .execute();
+    assert.equal((await fetch(reachable(started.body.checkoutUrl))).status, 404);
+    const again = await t.api('/api/billing/checkout', { method: 'POST', key: other });
+    assert.equal((await fetch(reachable(again.body.checkoutUrl), { method: 'POST' })).status, 200);
+    assert.equal((await planOf(t, other)).plan, 'hobby');
   });
 
   test('the test checkout page and pay action are not counted as API requests', async () => {

@@ -2,8 +2,8 @@
 // database): rows written under the previous schema come through, and the new constraints hold.
 
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { createHash, randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, test } from 'node:test';
 import { type Kysely, Migrator, sql } from 'kysely';
 import { Db } from '../../src/store/db/db.js';
 import { migrationProvider } from '../../src/store/db/migrations.js';
@@ -49,14 +49,16 @@ for (const dialect of DIALECTS) {
     let db: Db;
     let dispose: () => Promise<void>;
     let k: Kysely<Database>;
-    before(async () => {
+    let migrator: Migrator;
+    // A fresh database per test: each starts below the migration it checks.
+    beforeEach(async () => {
       ({ db, dispose } = await dialect.open());
       k = db.kysely;
+      migrator = new Migrator({ db: k, provider: migrationProvider });
     });
-    after(() => dispose());
+    afterEach(() => dispose());
 
     test('007 keeps every domain row; then one active entry per domain, one entry per account', async () => {
-      const migrator = new Migrator({ db: k, provider: migrationProvider });
       assert.equal((await migrator.migrateTo('006_sessions')).error, undefined);
       const now = Date.now();
       for (const id of ['a', 'b', 'c'])
@@ -135,6 +137,33 @@ for (const dialect of DIALECTS) {
           .execute(),
         isUnique,
       );
+    });
+
+    test('008 keeps no test checkout token in clear; a spent link keeps its hash', async () => {
+      assert.equal((await migrator.migrateTo('007_domain_claims')).error, undefined);
+      const now = Date.now();
+      const base = 'https://slipway.example/billing/test-checkout/';
+      const sha = (v: string) => createHash('sha256').update(v).digest('hex');
+      await sql`insert into accounts (id, email, plan, created_at, updated_at)
+        values ('a', 'a@example.com', 'free', ${now}, ${now})`.execute(k);
+      await sql`insert into subscriptions (id, account_id, provider, status, short_url, checkout_token_hash, created_at, updated_at)
+        values ('sub_open', 'a', 'test', 'created', ${`${base}openToken`}, ${sha('openToken')}, ${now}, ${now}),
+               ('sub_paid', 'a', 'test', 'active', ${`${base}paidToken`}, null, ${now}, ${now}),
+               ('sub_rzp', 'a', 'razorpay', 'created', 'https://rzp.io/i/abc', null, ${now}, ${now})`.execute(
+        k,
+      );
+
+      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      const rows = await k
+        .selectFrom('subscriptions')
+        .select(['id', 'short_url', 'checkout_token_hash'])
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(rows, [
+        { id: 'sub_open', short_url: '', checkout_token_hash: sha('openToken') },
+        { id: 'sub_paid', short_url: '', checkout_token_hash: sha('paidToken') },
+        { id: 'sub_rzp', short_url: 'https://rzp.io/i/abc', checkout_token_hash: null },
+      ]);
     });
   });
 }

@@ -1,6 +1,7 @@
 // Versioned schema migrations, kept in code so they ship inside dist/ and run the same on SQLite and
 // PostgreSQL. Only portable column types: text, integer, bigint. Never edit a released migration.
 
+import { createHash } from 'node:crypto';
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 const migrations: Record<string, Migration> = {
@@ -270,6 +271,24 @@ const migrations: Record<string, Migration> = {
         .unique()
         .where(sql.ref('status'), '=', 'active')
         .execute();
+    },
+  },
+  /**
+   * Issue 19: the test checkout link's token (it pays for the account) was kept in clear in `short_url`.
+   * Only its SHA-256 stays, also after the payment (a used link then still says so); the link is not kept.
+   */
+  '008_checkout_token_at_rest': {
+    async up(db: Kysely<unknown>) {
+      const rows = await sql<{ id: string; short_url: string; checkout_token_hash: string | null }>`
+        select id, short_url, checkout_token_hash from subscriptions where provider = 'test'
+      `.execute(db);
+      for (const row of rows.rows) {
+        const token = row.short_url.slice(row.short_url.lastIndexOf('/') + 1);
+        const hash =
+          row.checkout_token_hash ?? (token === '' ? null : createHash('sha256').update(token).digest('hex'));
+        await sql`update subscriptions set short_url = '', checkout_token_hash = ${hash}
+          where id = ${row.id}`.execute(db);
+      }
     },
   },
 };
