@@ -92,7 +92,7 @@ export interface Config {
    * path (src/serve/http1/) instead of node:http's request objects. false sends everything through node:http.
    */
   serveFastPath: boolean;
-  /** SWEEP_INTERVAL_S (default 300): how often expired sites, stale pending versions and unreferenced blobs are swept. */
+  /** SWEEP_INTERVAL_S (default 300): how often expired sites, stale pending versions, unverified domains and unreferenced blobs are swept. */
   sweepIntervalMs: number;
   /** ANONYMOUS_GRACE_S (default 86400): how long an expired anonymous site stays (answering 410) before it is deleted. */
   anonymousGraceMs: number;

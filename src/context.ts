@@ -109,7 +109,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     payments:
       config.payments.provider === 'razorpay'
         ? new RazorpayProvider(config.payments)
-        : new TestPaymentProvider(config.baseUrl, config.payments.webhookSecret),
+        : new TestPaymentProvider(config.baseUrl, config.payments.webhookSecret, keys.testCheckout),
     resolveHost: createAddressResolver(config.dnsServers),
     dns: createDnsLookups(config.dnsServers),
     proxyCa: options.proxyCa,

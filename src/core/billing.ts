@@ -20,6 +20,7 @@ import {
   findSubscription,
   insertSubscription,
   recordBillingEvent,
+  replaceCheckoutToken,
   type SubscriptionRow,
   spendCheckoutToken,
   updateSubscription,
@@ -46,7 +47,8 @@ export const TEST_PERIOD_MS = 30 * 24 * 3_600_000;
 export const PORTAL_LINK_TTL_MS = 3_600_000;
 
 /** Subscription statuses that still wait for a first payment: a new checkout reuses them. */
-const OPEN = new Set(['created', 'authenticated']);
+const OPEN_STATUSES = ['created', 'authenticated'] as const;
+const OPEN = new Set<string>(OPEN_STATUSES);
 /** Statuses that keep Hobby until `current_end` (the subscription stopped renewing). */
 const WINDING_DOWN = new Set(['pending', 'halted', 'cancelled', 'completed']);
 
@@ -93,7 +95,16 @@ export async function checkout(deps: BillingDeps, account: AccountRow): Promise<
   const open = (await accountSubscriptions(deps.db.kysely, account.id)).find(
     (s) => OPEN.has(s.status) && s.provider === deps.payments.name,
   );
-  if (open) return result(open.id, open.short_url);
+  if (open) {
+    if (!deps.payments.checkoutLink) return result(open.id, open.short_url);
+    // The test provider's link is derived again (never stored). A stored hash of another token (a row
+    // from before migration 008, or SECRETS_KEY changed since) gives way to the link handed out now.
+    const link = deps.payments.checkoutLink(open.id);
+    const tokenHash = sha256Hex(link.checkoutToken);
+    if (open.checkout_token_hash !== tokenHash)
+      await replaceCheckoutToken(deps.db.kysely, open.id, tokenHash, now);
+    return result(open.id, link.shortUrl);
+  }
 
   let created: Awaited<ReturnType<PaymentProvider['createSubscription']>>;
   try {
@@ -106,7 +117,8 @@ export async function checkout(deps: BillingDeps, account: AccountRow): Promise<
     account_id: account.id,
     provider: deps.payments.name,
     status: created.status,
-    short_url: created.shortUrl,
+    // A link that pays by itself (its token) is handed to the caller, never stored.
+    short_url: created.checkoutToken ? '' : created.shortUrl,
     current_end: created.currentEnd,
     event_at: 0,
     checkout_token_hash: created.checkoutToken ? sha256Hex(created.checkoutToken) : null,
@@ -196,7 +208,7 @@ export async function cancelFromPortal(deps: BillingDeps, account: AccountRow): 
   }
   const now = deps.clock.now();
   await applyBillingEvent(deps, {
-    id: `portal_cancel_${sub.id}_${now}`,
+    ids: [`portal_cancel_${sub.id}_${now}`],
     type: 'subscription.cancelled',
     createdAt: now,
     subscription: {
@@ -208,8 +220,11 @@ export async function cancelFromPortal(deps: BillingDeps, account: AccountRow): 
 
 /** A subscription event, whatever brought it (provider callback, test checkout, portal). */
 export interface BillingEvent {
-  /** Unique per event: replays of one id change nothing. */
-  id: string;
+  /**
+   * The event's identifiers, each unique to it; if any one was recorded before, the event is a replay and
+   * changes nothing. A callback's come from what its signature covers (never from an unsigned header).
+   */
+  ids: string[];
   /** e.g. `subscription.activated`. */
   type: string;
   /** When the provider created the event (ms): an older event never undoes a newer state. */
@@ -232,6 +247,36 @@ const EVENT_STATUS: Record<string, string> = {
 };
 
 /**
+ * Where a status stands in a subscription's life (Razorpay: created -> authenticated -> active ->
+ * pending -> halted; cancelled and completed end it). Of two events created in the same second, the
+ * one leading further along wins, whatever order they arrive in: a cancel is never undone by an
+ * activation of the same second.
+ */
+const LIFECYCLE_RANK: Record<string, number> = {
+  created: 0,
+  authenticated: 1,
+  active: 2,
+  pending: 3,
+  halted: 4,
+  cancelled: 5,
+  completed: 5,
+};
+
+/**
+ * Whether `event` (leaving the subscription in `status`) comes after the last event applied to `sub`:
+ * by the event's own time; on a tie, by LIFECYCLE_RANK; on a tie of both, only for a later end of the
+ * paid period (an activation and its first charge of one second). An equal event is not newer.
+ */
+function isNewer(event: BillingEvent, status: string, sub: SubscriptionRow): boolean {
+  const at = Number(sub.event_at);
+  if (event.createdAt !== at) return event.createdAt > at;
+  const rank = (LIFECYCLE_RANK[status] ?? 0) - (LIFECYCLE_RANK[sub.status] ?? 0);
+  if (rank !== 0) return rank > 0;
+  const end = (ms: number | null) => (ms === null ? -1 : Number(ms));
+  return end(event.subscription.currentEnd) > end(sub.current_end);
+}
+
+/**
  * Applies one event: subscription status and period, then the account's plan (change bus on a change).
  * `precondition` runs first in the same transaction; false applies nothing ('refused').
  */
@@ -244,7 +289,7 @@ export async function applyBillingEvent(
   const now = deps.clock.now();
   if (status === undefined) {
     deps.logger.info(
-      { event: event.type, eventId: event.id },
+      { event: event.type, eventId: event.ids[0] },
       'billing event ignored (not a subscription change)',
     );
     return 'ignored';
@@ -253,11 +298,11 @@ export async function applyBillingEvent(
   let planChanged = false;
   const outcome = await deps.db.transaction(async (trx): Promise<EventOutcome> => {
     if (precondition && !(await precondition(trx))) return 'refused';
-    if (!(await recordBillingEvent(trx, event.id, now))) return 'replay';
+    if (!(await recordBillingEvent(trx, event.ids, now))) return 'replay';
     const sub = await findSubscription(trx, event.subscription.id);
     if (!sub) return 'unknown-subscription';
     accountId = sub.account_id;
-    if (event.createdAt < Number(sub.event_at)) return 'stale';
+    if (!isNewer(event, status, sub)) return 'stale';
     await updateSubscription(trx, sub.id, {
       // The event type decides (an entity's status field can lag behind the event it comes with).
       status,
@@ -280,11 +325,11 @@ export async function applyBillingEvent(
   });
   if (outcome === 'unknown-subscription') {
     deps.logger.warn(
-      { event: event.type, eventId: event.id, subscriptionId: event.subscription.id },
+      { event: event.type, eventId: event.ids[0], subscriptionId: event.subscription.id },
       'billing event for an unknown subscription acknowledged',
     );
   } else {
-    deps.logger.info({ event: event.type, eventId: event.id, outcome, accountId }, 'billing event');
+    deps.logger.info({ event: event.type, eventId: event.ids[0], outcome, accountId }, 'billing event');
   }
   if (planChanged && accountId) deps.changes.publish({ kind: 'account', accountId });
   return outcome;
@@ -303,18 +348,21 @@ export function verifyWebhookSignature(
 
 /**
  * POST /api/billing/webhook: a provider callback. Throws 400 on a bad signature or body (nothing changes);
- * anything else is acknowledged, including events it ignores.
+ * anything else is acknowledged, including events it ignores. Only what the signature covers identifies
+ * and orders the event: the body's hash (a redelivery or a replay is byte for byte the same), the
+ * payload's own event, entity and payment ids with its `created_at`. `X-Razorpay-Event-Id` is not
+ * signed (anyone replaying a captured body can change it), so it is not read.
  */
 export async function receiveWebhook(
   deps: BillingDeps,
   rawBody: Buffer,
-  headers: { signature: string | undefined; eventId: string | undefined },
+  signature: string | undefined,
 ): Promise<EventOutcome> {
   const secret = deps.payments.webhookSecret;
   if (secret === undefined) {
     throw invalid('Provider callbacks are not configured on this deployment (RAZORPAY_WEBHOOK_SECRET).');
   }
-  if (!verifyWebhookSignature(secret, rawBody, headers.signature)) {
+  if (!verifyWebhookSignature(secret, rawBody, signature)) {
     throw invalid('Bad or missing X-Razorpay-Signature; nothing was changed.');
   }
   let body: Record<string, unknown>;
@@ -325,18 +373,33 @@ export async function receiveWebhook(
   }
   const type = typeof body?.event === 'string' ? body.event : '';
   const createdAtS = typeof body?.created_at === 'number' ? body.created_at : undefined;
-  const entity = (body?.payload as { subscription?: { entity?: Record<string, unknown> } } | undefined)
-    ?.subscription?.entity;
-  const id =
-    headers.eventId && headers.eventId.length <= 200 ? headers.eventId : `body_${sha256Hex(rawBody)}`;
-  if (!type.startsWith('subscription.') || !entity || typeof entity.id !== 'string') {
-    deps.logger.info({ event: type, eventId: id }, 'billing event ignored (not a subscription change)');
+  const payload = body?.payload as
+    | { subscription?: { entity?: Record<string, unknown> }; payment?: { entity?: Record<string, unknown> } }
+    | undefined;
+  const entity = payload?.subscription?.entity;
+  const paymentId = payload?.payment?.entity?.id;
+  const bodyId = `body:${sha256Hex(rawBody)}`;
+  // Without its own time an event cannot be ordered against the others (Razorpay always sends one).
+  if (
+    !type.startsWith('subscription.') ||
+    !entity ||
+    typeof entity.id !== 'string' ||
+    createdAtS === undefined
+  ) {
+    deps.logger.info({ event: type, eventId: bodyId }, 'billing event ignored (not a subscription change)');
     return 'ignored';
   }
-  return applyBillingEvent(deps, {
-    id,
+  const payloadId = [
+    'razorpay',
     type,
-    createdAt: createdAtS === undefined ? deps.clock.now() : createdAtS * 1000,
+    entity.id,
+    typeof paymentId === 'string' ? paymentId : '',
+    String(createdAtS),
+  ].join(':');
+  return applyBillingEvent(deps, {
+    ids: [payloadId, bodyId],
+    type,
+    createdAt: createdAtS * 1000,
     subscription: {
       id: entity.id,
       currentEnd: typeof entity.current_end === 'number' ? entity.current_end * 1000 : null,
@@ -349,22 +412,16 @@ export type TestCheckoutState =
   | { kind: 'used' }
   | { kind: 'unknown' };
 
-/** What the test checkout page shows for a token. */
+/** What the test checkout page shows for a token: found by its hash; used once the payment moved it on. */
 export async function testCheckoutState(deps: BillingDeps, token: string): Promise<TestCheckoutState> {
   const row = await deps.db.kysely
     .selectFrom('subscriptions')
     .innerJoin('accounts', 'accounts.id', 'subscriptions.account_id')
-    .select(['subscriptions.id', 'accounts.email'])
+    .select(['subscriptions.id', 'subscriptions.status', 'accounts.email'])
     .where('subscriptions.checkout_token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
-  if (row) return { kind: 'open', subscriptionId: row.id, email: row.email };
-  const used = await deps.db.kysely
-    .selectFrom('subscriptions')
-    .select('id')
-    .where('provider', '=', 'test')
-    .where('short_url', '=', `${deps.config.baseUrl}/billing/test-checkout/${token}`)
-    .executeTakeFirst();
-  return used ? { kind: 'used' } : { kind: 'unknown' };
+  if (!row) return { kind: 'unknown' };
+  return OPEN.has(row.status) ? { kind: 'open', subscriptionId: row.id, email: row.email } : { kind: 'used' };
 }
 
 /**
@@ -385,12 +442,12 @@ export async function completeTestCheckout(deps: BillingDeps, token: string): Pr
   const outcome = await applyBillingEvent(
     deps,
     {
-      id: `test_payment_${sub.id}`,
+      ids: [`test_payment_${sub.id}`],
       type: 'subscription.activated',
       createdAt: now,
       subscription: { id: sub.id, currentEnd: now + TEST_PERIOD_MS },
     },
-    async (trx) => (await spendCheckoutToken(trx, tokenHash)) !== undefined,
+    (trx) => spendCheckoutToken(trx, tokenHash, OPEN_STATUSES, now),
   );
   return outcome === 'applied';
 }

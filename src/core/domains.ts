@@ -1,6 +1,11 @@
 // Custom domains (spec "Custom domains", CONTRACT "Custom domains"): an account adds a domain, points
 // its DNS at the service (CNAME to CNAME_TARGET, or A/AAAA to the target's addresses at an apex) and
 // proves ownership with a TXT record; verify looks both up through DNS_SERVERS. Free 1, Hobby 5.
+//
+// Ownership is decided by DNS, not by who asked first: several accounts may hold the same domain pending,
+// each with its own TXT token; the first to verify gets it and the other pending entries are dropped (their
+// owners are told why when they ask about it). Pending entries expire after PENDING_DOMAIN_TTL_MS (the
+// sweeper removes them).
 
 import { randomBytes } from 'node:crypto';
 import { parse as parseDomain } from 'tldts';
@@ -9,12 +14,14 @@ import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
+  accountDomain,
   accountDomains,
+  activateDomain,
+  activeDomain,
   type DomainRow,
   deleteDomainRow,
-  findDomain,
+  deletePendingClaims,
   insertDomain,
-  markDomainVerified,
 } from '../store/db/tables/domain.js';
 import { deleteLinksWhere } from '../store/db/tables/link.js';
 import type { DnsLookups } from '../store/dns/resolve.js';
@@ -24,6 +31,8 @@ import { normalizeHostname } from './proxy-hosts.js';
 
 export const TXT_PREFIX = '_service.';
 export const TXT_VALUE_PREFIX = 'service-verify=';
+/** A domain not verified this long after it was added is removed by the sweeper (it frees the name's claim). */
+export const PENDING_DOMAIN_TTL_MS = 7 * 24 * 3_600_000;
 
 export interface DomainDeps {
   db: Db;
@@ -128,8 +137,12 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
   const domain = normalizeDomain(input, deps.config);
   const limit = planLimits(account.plan, deps.config.planOverrides).maxCustomDomains;
   const owned = await accountDomains(deps.db.kysely, account.id);
-  if (owned.some((d) => d.domain === domain))
-    throw invalid(`${domain} is already registered to this account.`);
+  const taken = () => invalid(`${domain} is already registered to this account.`);
+  if (owned.some((d) => d.domain === domain)) throw taken();
+  // Another account's pending entry does not stop this one (DNS decides); its active entry does.
+  if (await activeDomain(deps.db.kysely, domain)) {
+    throw invalid(`${domain} is already registered to another account, which verified it by DNS.`);
+  }
   if (owned.length >= limit) {
     throw new ApiError(
       'PLAN_LIMIT',
@@ -151,7 +164,8 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
   try {
     await insertDomain(deps.db.kysely, row);
   } catch (err) {
-    if (isUniqueViolation(err)) throw invalid(`${domain} is already registered.`);
+    // The same account adding it twice at once (the key is domain + account).
+    if (isUniqueViolation(err)) throw taken();
     throw err;
   }
   const records = dnsRecords(deps.config, row);
@@ -168,9 +182,25 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
 
 async function ownedDomain(deps: DomainDeps, account: AccountRow, input: string): Promise<DomainRow> {
   const normalized = normalizeHostname(input);
-  const row = 'hostname' in normalized ? await findDomain(deps.db.kysely, normalized.hostname) : undefined;
-  if (!row || row.account_id !== account.id) throw notFound(`Domain "${input}" not found`);
-  return row;
+  if (!('hostname' in normalized)) throw notFound(`Domain "${input.slice(0, 100)}" not found`);
+  const row = await accountDomain(deps.db.kysely, account.id, normalized.hostname);
+  if (row) return row;
+  throw await notOwned(deps, normalized.hostname);
+}
+
+/**
+ * The 404 for a domain the account holds no entry of, saying why an entry it may have had is gone: the
+ * domain was verified by another account (public: it serves), or a pending entry expired.
+ */
+async function notOwned(deps: DomainDeps, domain: string): Promise<ApiError> {
+  if (await activeDomain(deps.db.kysely, domain)) {
+    return notFound(
+      `Domain "${domain}" was verified by another account, whose token its DNS TXT record holds; pending entries of other accounts for it were removed.`,
+    );
+  }
+  return notFound(
+    `Domain "${domain}" not found. An entry not verified within ${PENDING_DOMAIN_TTL_MS / 86_400_000} days of being added is removed; add it again with POST /api/v1/domains.`,
+  );
 }
 
 /** A failed lookup in words: what a person can act on, no stack. */
@@ -228,7 +258,10 @@ async function dnsProblems(deps: DomainDeps, row: DomainRow): Promise<string[]> 
   return (await Promise.all([txtCheck, pointCheck])).filter((p): p is string => p !== null);
 }
 
-/** POST /api/v1/domains/:domain/verify: always 200; `verified` says how it went. */
+/**
+ * POST /api/v1/domains/:domain/verify: 200, `verified` says how it went; 404 (saying so) when another
+ * account verified the domain first, which removes this account's pending entry.
+ */
 export async function verifyDomain(deps: DomainDeps, account: AccountRow, input: string) {
   const row = await ownedDomain(deps, account, input);
   if (row.status === 'active') {
@@ -239,6 +272,7 @@ export async function verifyDomain(deps: DomainDeps, account: AccountRow, input:
       message: `${row.domain} is verified and active.`,
     };
   }
+  if (await activeDomain(deps.db.kysely, row.domain)) return lost(deps, account, row);
   const problems = await dnsProblems(deps, row);
   if (problems.length > 0) {
     return {
@@ -248,7 +282,7 @@ export async function verifyDomain(deps: DomainDeps, account: AccountRow, input:
       message: `Not verified yet: ${problems.join('; ')}. DNS changes can take up to 48 hours to propagate; try again later.`,
     };
   }
-  await markDomainVerified(deps.db.kysely, row.domain, deps.clock.now());
+  if (!(await claimDomain(deps, account, row))) return lost(deps, account, row);
   deps.changes.publish({ kind: 'host', host: row.domain });
   return {
     domain: row.domain,
@@ -256,6 +290,31 @@ export async function verifyDomain(deps: DomainDeps, account: AccountRow, input:
     verified: true,
     message: `${row.domain} is verified: link a site to it with POST /api/v1/links.`,
   };
+}
+
+/** Another account verified the domain first: this entry is gone (or goes now), and the 404 says why. */
+async function lost(deps: DomainDeps, account: AccountRow, row: DomainRow): Promise<never> {
+  await deleteDomainRow(deps.db.kysely, account.id, row.domain);
+  throw await notOwned(deps, row.domain);
+}
+
+/**
+ * Makes the account's entry the domain's active one; false when another account's entry is (or just
+ * became) active. The partial unique index decides between two verifies at once: the second waits for
+ * the first and fails. The other pending entries are dropped after the activation commits, never inside
+ * it: deleting rows another verify holds locked would deadlock the two.
+ */
+async function claimDomain(deps: DomainDeps, account: AccountRow, row: DomainRow): Promise<boolean> {
+  let won: boolean;
+  try {
+    won = await activateDomain(deps.db.kysely, account.id, row.domain, deps.clock.now());
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+  if (!won) return false;
+  await deletePendingClaims(deps.db.kysely, row.domain);
+  return true;
 }
 
 /** GET /api/v1/domains. */
@@ -269,7 +328,7 @@ export async function deleteDomain(deps: DomainDeps, account: AccountRow, input:
   const row = await ownedDomain(deps, account, input);
   await deps.db.transaction(async (trx) => {
     await deleteLinksWhere(trx, { accountId: account.id, domain: row.domain });
-    await deleteDomainRow(trx, row.domain);
+    await deleteDomainRow(trx, account.id, row.domain);
   });
   deps.changes.publish({ kind: 'host', host: row.domain });
   return { domain: row.domain, deleted: true as const };

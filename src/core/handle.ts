@@ -49,6 +49,11 @@ export function handleProblem(
   if (!HANDLE_RE.test(handle)) {
     return 'a handle has lowercase letters, digits and hyphens only, and does not start or end with a hyphen';
   }
+  // `--` marks IDN A-labels (`xn--`, RFC 5891 4.2.3.1: no `--` in a label's 3rd and 4th places) and
+  // separates preview hosts `<slug>--<label>` (CONTRACT "Previews and aliases": new handles never have it).
+  if (handle.includes('--')) {
+    return 'a handle has no "--" (it begins IDN labels such as xn-- and separates preview hosts <slug>--<label>)';
+  }
   if (RESERVED.has(handle) || config.baseHost.split('.').includes(handle)) return `"${handle}" is reserved`;
   return null;
 }
@@ -64,11 +69,15 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
       hint: 'Upgrade with POST /api/billing/checkout.',
     });
   }
+  // The account's own handle stays its own, even one taken under older rules (decisions.md, issue 19).
+  if (typeof handle === 'string' && handle === account.handle) {
+    const url = handleUrl(deps.config, handle);
+    return { handle, url, message: `${url} is already yours.` };
+  }
   const problem = handleProblem(handle, deps.config);
   if (problem) throw invalid(`Invalid handle: ${problem}.`);
   const name = handle as string;
   const url = handleUrl(deps.config, name);
-  if (account.handle === name) return { handle: name, url, message: `${url} is already yours.` };
   const taken = () => invalid(`The handle "${name}" is taken.`, { hint: 'Choose another name.' });
   const clash = await deps.db.kysely
     .selectFrom('sites')

@@ -8,7 +8,7 @@ import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
-import { findDomain } from '../store/db/tables/domain.js';
+import { accountDomain } from '../store/db/tables/domain.js';
 import {
   accountLinks,
   deleteLinksWhere,
@@ -93,9 +93,11 @@ export async function createLink(deps: LinkDeps, account: AccountRow, body: unkn
   let target = HANDLE_TARGET;
   if (domain !== undefined && domain !== null) {
     const normalized = normalizeHostname(domain);
-    const row = 'hostname' in normalized ? await findDomain(deps.db.kysely, normalized.hostname) : undefined;
-    if (!row || row.account_id !== account.id)
-      throw notFound(`Domain "${String(domain).slice(0, 100)}" not found`);
+    const row =
+      'hostname' in normalized
+        ? await accountDomain(deps.db.kysely, account.id, normalized.hostname)
+        : undefined;
+    if (!row) throw notFound(`Domain "${String(domain).slice(0, 100)}" not found`);
     if (row.status !== 'active') {
       throw invalid(`${row.domain} is not verified yet: POST /api/v1/domains/${row.domain}/verify first.`);
     }
@@ -140,7 +142,10 @@ export async function deleteLink(deps: LinkDeps, account: AccountRow, id: string
   return { id, deleted: true as const };
 }
 
-/** The hosts that serve a site through links (for the proxy's Origin check). */
+/**
+ * The hosts that serve a site through links (for the proxy's Origin check): its owner's handle, and the
+ * domains whose active entry is its owner's (a link outliving its domain's ownership names no origin).
+ */
 export async function linkedHosts(
   db: Db,
   slug: string,
@@ -148,8 +153,15 @@ export async function linkedHosts(
   const rows = await db.kysely
     .selectFrom('links')
     .innerJoin('accounts', 'accounts.id', 'links.account_id')
+    .leftJoin('domains', (join) =>
+      join
+        .onRef('domains.domain', '=', 'links.domain')
+        .onRef('domains.account_id', '=', 'links.account_id')
+        .on('domains.status', '=', 'active'),
+    )
     .select(['links.domain', 'accounts.handle'])
     .where('links.site_slug', '=', slug)
+    .where((eb) => eb.or([eb('links.domain', '=', HANDLE_TARGET), eb('domains.domain', 'is not', null)]))
     .execute();
   return rows.map((r) =>
     r.domain === HANDLE_TARGET ? { handle: r.handle, domain: null } : { handle: null, domain: r.domain },

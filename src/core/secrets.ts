@@ -21,6 +21,8 @@ export interface ServerKeys {
   billingPortal: Buffer;
   /** Keys the CSRF tokens of the web pages' forms. */
   csrf: Buffer;
+  /** Derives the test provider's checkout link tokens from the subscription id (only their hash is stored). */
+  testCheckout: Buffer;
 }
 
 /** Reads `DATA_DIR/secrets.key` or creates it (32 random bytes, base64, mode 0600). */
@@ -55,6 +57,7 @@ export function deriveKeys(master: Buffer): ServerKeys {
     variables: derive('variables'),
     billingPortal: derive('billing-portal'),
     csrf: derive('csrf'),
+    testCheckout: derive('test-checkout'),
   };
 }
 

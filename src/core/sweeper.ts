@@ -1,6 +1,6 @@
 // The sweeper: deletes expired anonymous sites after their grace period, abandons pending versions whose
-// upload window passed, and garbage-collects blobs that no version references. Runs at start and then
-// on an interval.
+// upload window passed, removes custom domains left unverified past PENDING_DOMAIN_TTL_MS, and
+// garbage-collects blobs that no version references. Runs at start and then on an interval.
 
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
@@ -8,6 +8,7 @@ import type { ChangeBus } from '../shared/events.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { deleteBlobScans } from '../store/db/tables/blob-scan.js';
+import { deleteStalePendingDomains } from '../store/db/tables/domain.js';
 import { expiredAnonymousSlugs, tombstoneSite } from '../store/db/tables/site.js';
 import {
   abandonVersion,
@@ -16,6 +17,7 @@ import {
   unreferencedBlobs,
 } from '../store/db/tables/version.js';
 import type { Lease } from '../store/lease/types.js';
+import { PENDING_DOMAIN_TTL_MS } from './domains.js';
 import { UPLOAD_URL_TTL_S } from './upload-token.js';
 
 /** A pending version may still be finalized this long after its upload window closed. */
@@ -42,12 +44,14 @@ export interface SweepDeps {
 export interface SweepReport {
   sitesDeleted: number;
   versionsAbandoned: number;
+  /** Pending custom-domain entries removed (never verified in PENDING_DOMAIN_TTL_MS). */
+  domainsExpired: number;
   blobsDeleted: number;
 }
 
 export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
   const now = deps.clock.now();
-  const report: SweepReport = { sitesDeleted: 0, versionsAbandoned: 0, blobsDeleted: 0 };
+  const report: SweepReport = { sitesDeleted: 0, versionsAbandoned: 0, domainsExpired: 0, blobsDeleted: 0 };
 
   for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
     await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
@@ -60,6 +64,9 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     report.versionsAbandoned++;
   }
 
+  // A pending entry serves nothing and has no links: removing it needs no change event.
+  report.domainsExpired = await deleteStalePendingDomains(deps.db.kysely, now - PENDING_DOMAIN_TTL_MS);
+
   const cutoff = now - BLOB_MIN_AGE_MS;
   for (const hash of await unreferencedBlobs(deps.db.kysely, cutoff, BATCH)) {
     // Forget the index row first (atomically re-checking references), then drop the bytes.
@@ -70,7 +77,7 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     }
   }
 
-  if (report.sitesDeleted + report.versionsAbandoned + report.blobsDeleted > 0)
+  if (report.sitesDeleted + report.versionsAbandoned + report.domainsExpired + report.blobsDeleted > 0)
     deps.logger.info(report, 'swept');
   return report;
 }

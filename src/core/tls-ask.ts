@@ -3,7 +3,7 @@
 // handle; no for anything else, so on-demand TLS cannot be made to request certificates for random names.
 
 import type { Db } from '../store/db/db.js';
-import { findDomain, markTlsRequested } from '../store/db/tables/domain.js';
+import { activeDomain, markTlsRequested } from '../store/db/tables/domain.js';
 import { normalizeHostname } from './proxy-hosts.js';
 
 export interface TlsAskDeps {
@@ -34,8 +34,8 @@ export async function tlsAllowed(deps: TlsAskDeps, input: string): Promise<boole
       .executeTakeFirst();
     return account !== undefined;
   }
-  const domain = await findDomain(deps.db.kysely, host);
-  if (domain?.status !== 'active') return false;
+  // Only the active entry answers for a domain; pending claims of other accounts never do.
+  if (!(await activeDomain(deps.db.kysely, host))) return false;
   // sslStatus moves from provisioning to active: the front end is getting its certificate now.
   await markTlsRequested(deps.db.kysely, host, deps.clock.now());
   return true;

@@ -97,14 +97,8 @@ export function billingRoutes(deps: BillingDeps): FastifyPluginAsyncTypebox {
         },
         async (req) => {
           const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-          const header = (name: string) => {
-            const v = req.headers[name];
-            return Array.isArray(v) ? v[0] : v;
-          };
-          await receiveWebhook(deps, rawBody, {
-            signature: header('x-razorpay-signature'),
-            eventId: header('x-razorpay-event-id'),
-          });
+          const signature = req.headers['x-razorpay-signature'];
+          await receiveWebhook(deps, rawBody, Array.isArray(signature) ? signature[0] : signature);
           return { ok: true as const };
         },
       );

@@ -36,7 +36,8 @@ export function domainRoutes(deps: DomainDeps & TlsAskDeps): FastifyPluginAsyncT
       {
         schema: {
           tags: ['domains'],
-          summary: 'Add a custom domain (Free 1, Hobby 5): returns the DNS records to create',
+          summary:
+            'Add a custom domain (Free 1, Hobby 5): returns the DNS records to create; unverified after 7 days, it is removed',
           security: SECURITY,
           body: Type.Object({ domain: Type.Unknown() }),
           response: {
@@ -57,7 +58,8 @@ export function domainRoutes(deps: DomainDeps & TlsAskDeps): FastifyPluginAsyncT
       {
         schema: {
           tags: ['domains'],
-          summary: 'Look up the TXT and CNAME (apex: A/AAAA) records; active when both are right',
+          summary:
+            'Look up the TXT and CNAME (apex: A/AAAA) records; active when both are right. The first account to verify a domain gets it; pending entries of others are removed (404 says so)',
           security: SECURITY,
           params: DomainParams,
           response: {

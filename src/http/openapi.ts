@@ -36,7 +36,12 @@ const DOCUMENTED_BODIES: Record<string, unknown> = {
     }),
   }),
   'PUT /api/v1/handle': Type.Object({
-    handle: Type.String({ minLength: 3, maxLength: 30, pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$' }),
+    handle: Type.String({
+      minLength: 3,
+      maxLength: 30,
+      pattern: '^(?!.*--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$',
+      description: 'lowercase letters, digits and single hyphens (no "--"), not at either end',
+    }),
   }),
   'POST /api/v1/domains': Type.Object({
     domain: Type.String({ maxLength: 253, description: 'a hostname such as www.example.com (IDN allowed)' }),
@@ -415,8 +420,8 @@ export function operationExamples(c: OpenApiConfig): Record<string, OperationExa
         200: {
           subscriptionId: 'sub_test_LIgkvRdiDfv-',
           paymentKeyId: 'test_key_slipway',
-          shortUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel`,
-          checkoutUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel`,
+          shortUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel4Qb0vYf7Zk2`,
+          checkoutUrl: `${base}/billing/test-checkout/xm1RjJuttzw25wfNlSd-TKhHVtSsIxel4Qb0vYf7Zk2`,
         },
       },
       error: err(
@@ -523,7 +528,11 @@ export function operationExamples(c: OpenApiConfig): Record<string, OperationExa
       responses: {
         200: { domain, status: 'active', verified: true, message: `${domain} is verified and active.` },
       },
-      error: err('NOT_FOUND', 404, `Domain "${domain}" not found`),
+      error: err(
+        'NOT_FOUND',
+        404,
+        `Domain "${domain}" was verified by another account, whose token its DNS TXT record holds; pending entries of other accounts for it were removed.`,
+      ),
     },
     'DELETE /api/v1/domains/:domain': {
       responses: { 200: { domain, deleted: true } },

@@ -8,6 +8,7 @@
 import { effectivePlan, type PlanOverrides, planLimits } from '../core/plans.js';
 import { isValidSlug } from '../core/slug.js';
 import type { Db } from '../store/db/db.js';
+import { activeDomain } from '../store/db/tables/domain.js';
 import { HANDLE_TARGET, targetLinks } from '../store/db/tables/link.js';
 /** One site mounted on a host. */
 export interface SiteMount {
@@ -92,12 +93,9 @@ export async function resolveSiteForHost(
       return { mounts: [], page: 'paused' };
     return linkedRoute(db, account.id, HANDLE_TARGET, planEnd(account, now));
   }
-  const domain = await db.kysely
-    .selectFrom('domains')
-    .select(['domain', 'account_id', 'status'])
-    .where('domain', '=', hostname)
-    .executeTakeFirst();
-  if (domain === undefined || domain.status !== 'active') return null;
+  // The active entry only: a domain may also have pending entries of other accounts claiming it.
+  const domain = await activeDomain(db.kysely, hostname);
+  if (domain === undefined) return null;
   const account = await db.kysely
     .selectFrom('accounts')
     .select(['id', 'plan', 'plan_until'])

@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { reachable } from '../helpers/publish.js';
 import {
@@ -177,13 +178,108 @@ describe('billing with the Razorpay provider (local stand-in of its API)', () =>
       (await t.ctx.db.kysely.selectFrom('billing_events').select('id').execute()).length;
     const before = await recorded();
     assert.equal((await postWebhook(t, charged)).status, 200);
+    const afterFirst = await recorded();
+    assert.ok(afterFirst > before, 'the first delivery is recorded');
     assert.equal((await postWebhook(t, charged)).status, 200);
-    assert.equal(await recorded(), before + 1, 'the second delivery was recorded as a new event');
+    assert.equal(await recorded(), afterFirst, 'the second delivery was recorded as a new event');
     assert.equal(
       (await sub()).status,
       'cancelled',
       'a charge older than the cancellation does not revive it',
     );
+  });
+
+  test('a signed callback sent again with a fresh X-Razorpay-Event-Id has no effect', async () => {
+    const { subId } = await withCheckout('replay-fresh-id@example.com');
+    const t0 = nowS();
+    await activate(subId, t0, t0 + 30 * DAY_S, 'evt_replay_activation');
+    const cancel = webhookBody(
+      'subscription.cancelled',
+      { id: subId, status: 'cancelled', current_end: t0 + 30 * DAY_S },
+      t0 + 5,
+    );
+    assert.equal((await postWebhook(t, cancel, { eventId: 'evt_replay_cancel' })).status, 200);
+    const stored = () =>
+      t.ctx.db.kysely
+        .selectFrom('subscriptions')
+        .selectAll()
+        .where('id', '=', subId)
+        .executeTakeFirstOrThrow();
+    const applied = await stored();
+    assert.equal(applied.status, 'cancelled');
+    // The header is not signed: whoever captured the body can send it again under any id.
+    for (const eventId of ['evt_forged_1', 'evt_forged_2', undefined]) {
+      t.clock.advance(1000);
+      const res = await postWebhook(t, cancel, eventId ? { eventId } : {});
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(await stored(), applied, `the replay under ${eventId} was applied again`);
+    }
+  });
+
+  test('a same-second replay of the activation cannot undo a cancel; same-second events have a set order', async () => {
+    const { key, subId } = await withCheckout('replay-same-second@example.com');
+    const t0 = nowS();
+    const end = t0 + 30 * DAY_S;
+    const activation = webhookBody(
+      'subscription.activated',
+      { id: subId, status: 'active', current_end: end },
+      t0,
+    );
+    const cancellation = webhookBody(
+      'subscription.cancelled',
+      { id: subId, status: 'cancelled', current_end: end },
+      t0,
+    );
+    assert.equal((await postWebhook(t, activation, { eventId: 'evt_ss_activation' })).status, 200);
+    assert.equal((await postWebhook(t, cancellation, { eventId: 'evt_ss_cancel' })).status, 200);
+    const status = async (id: string) =>
+      (
+        await t.ctx.db.kysely
+          .selectFrom('subscriptions')
+          .select('status')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).status;
+    assert.equal(await status(subId), 'cancelled');
+    assert.equal((await postWebhook(t, activation, { eventId: 'evt_ss_activation_again' })).status, 200);
+    assert.equal(await status(subId), 'cancelled', 'the replayed activation undid the cancel');
+    t.clock.advance(31 * DAY_S * 1000);
+    assert.equal((await planOf(t, key)).plan, 'free');
+
+    // Never seen before, out of order within one second: the cancel still wins (a later state of the
+    // subscription's life cycle goes first on a tie) ...
+    const other = await withCheckout('same-second-order@example.com');
+    const t1 = nowS();
+    const [act, can] = (['subscription.activated', 'subscription.cancelled'] as const).map((event) =>
+      webhookBody(
+        event,
+        {
+          id: other.subId,
+          status: event === 'subscription.activated' ? 'active' : 'cancelled',
+          current_end: t1 + DAY_S,
+        },
+        t1,
+      ),
+    );
+    assert.equal((await postWebhook(t, can!)).status, 200);
+    assert.equal((await postWebhook(t, act!)).status, 200);
+    assert.equal(await status(other.subId), 'cancelled');
+    // ... and a charge in the same second as the activation extends the paid period.
+    const third = await withCheckout('same-second-charge@example.com');
+    const t2 = nowS();
+    await activate(third.subId, t2, t2 + DAY_S);
+    const charged = webhookBody(
+      'subscription.charged',
+      { id: third.subId, status: 'active', current_end: t2 + 31 * DAY_S },
+      t2,
+    );
+    assert.equal((await postWebhook(t, charged)).status, 200);
+    const row = await t.ctx.db.kysely
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('id', '=', third.subId)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(row.current_end), (t2 + 31 * DAY_S) * 1000);
   });
 
   test('a cancellation keeps Hobby until currentEnd, then the account is free (moved clock)', async () => {
@@ -388,6 +484,52 @@ describe('billing with the built-in test provider (PAYMENT_PROVIDER=test)', () =
     const unknown = await fetch(`${t.url}/billing/test-checkout/not-a-real-token`, { method: 'POST' });
     assert.equal(unknown.status, 404);
     assertError(await t.api('/api/billing/checkout', { method: 'POST', key }), 400, 'INVALID_REQUEST');
+  });
+
+  test('no column of the database holds the checkout token; the link still works, once', async () => {
+    /** Every row of every table, as text. */
+    const everyRow = async () => {
+      const tables = await t.ctx.db.kysely.introspection.getTables();
+      assert.ok(tables.some((table) => table.name === 'subscriptions'));
+      const dumps = await Promise.all(
+        tables.map(async (table) => {
+          const rows = await sql`select * from ${sql.table(table.name)}`.execute(t.ctx.db.kysely);
+          return `${table.name}: ${JSON.stringify(rows.rows)}`;
+        }),
+      );
+      return dumps.join('\n');
+    };
+    const tokenOf = (url: string) => new URL(url).pathname.split('/').pop()!;
+    const key = await signIn(t, 'token-at-rest@example.com');
+    const first = await t.api('/api/billing/checkout', { method: 'POST', key });
+    assert.equal(first.status, 200, first.text);
+    assert.ok(!(await everyRow()).includes(tokenOf(first.body.checkoutUrl)), 'the token is stored in clear');
+
+    // Checking out again before paying hands out the same link, though it was never stored.
+    const second = await t.api('/api/billing/checkout', { method: 'POST', key });
+    assert.equal(second.body.subscriptionId, first.body.subscriptionId);
+    const url = second.body.checkoutUrl;
+    assert.equal(url, first.body.checkoutUrl);
+    assert.equal((await fetch(reachable(url))).status, 200);
+    assert.equal((await fetch(reachable(url), { method: 'POST' })).status, 200);
+    assert.equal((await planOf(t, key)).plan, 'hobby');
+    assert.equal((await fetch(reachable(url), { method: 'POST' })).status, 410, 'paid twice');
+    assert.equal((await fetch(reachable(url))).status, 410);
+    assert.ok(!(await everyRow()).includes(tokenOf(url)), 'the token is stored in clear after the payment');
+
+    // An open checkout whose stored hash names another token (kept from before migration 008, or
+    // SECRETS_KEY changed since): the next checkout's link is the one that pays.
+    const other = await signIn(t, 'token-rekeyed@example.com');
+    const started = await t.api('/api/billing/checkout', { method: 'POST', key: other });
+    await t.ctx.db.kysely
+      .updateTable('subscriptions')
+      .set({ checkout_token_hash: 'f'.repeat(64) })
+      .where('id', '=', started.body.subscriptionId)
+      .execute();
+    assert.equal((await fetch(reachable(started.body.checkoutUrl))).status, 404);
+    const again = await t.api('/api/billing/checkout', { method: 'POST', key: other });
+    assert.equal((await fetch(reachable(again.body.checkoutUrl), { method: 'POST' })).status, 200);
+    assert.equal((await planOf(t, other)).plan, 'hobby');
   });
 
   test('the test checkout page and pay action are not counted as API requests', async () => {

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, sweepNow, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { upgradeToHobby } from '../helpers/hobby.js';
 import { assertPublished, publish } from '../helpers/publish.js';
@@ -221,14 +221,9 @@ describe('custom domains', () => {
         .status,
       201,
     );
-    // Registered by this account, then by another.
+    // Registered by this account already (another account may also claim it: DNS decides, see below).
     assertError(
       await t.api('/api/v1/domains', { method: 'POST', key: k, body: { domain: 'one.example.net' } }),
-      400,
-      'INVALID_REQUEST',
-    );
-    assertError(
-      await t.api('/api/v1/domains', { method: 'POST', key, body: { domain: 'one.example.net' } }),
       400,
       'INVALID_REQUEST',
     );
@@ -253,6 +248,173 @@ describe('custom domains', () => {
     );
     // Another account's domain is not found.
     assertError(await verify('one.example.net'), 404, 'NOT_FOUND');
+    assert.match((await verify('one.example.net')).body.error, /not found/);
     assertError(await t.api('/api/v1/domains/one.example.net', { method: 'DELETE', key }), 404, 'NOT_FOUND');
+  });
+});
+
+describe('custom domains: pending claims (issue 19)', () => {
+  const DAY_MS = 86_400_000;
+  let dns: DnsPeer;
+  let t: TestApp;
+
+  before(async () => {
+    dns = await startDnsPeer({ [TARGET]: { A: ['203.0.113.10'] } });
+    t = await startTestApp({ DNS_SERVERS: dns.server, CNAME_TARGET: TARGET });
+  });
+  after(async () => {
+    await t.close();
+    await dns.close();
+  });
+
+  const add = (domain: string, key: string) =>
+    t.api('/api/v1/domains', { method: 'POST', key, body: { domain } });
+  const verify = (domain: string, key: string) =>
+    t.api(`/api/v1/domains/${domain}/verify`, { method: 'POST', key });
+  const txtOf = async (domain: string, key: string): Promise<string> => {
+    const list = await t.api('/api/v1/domains', { key });
+    return list.body.domains.find((d: { domain: string }) => d.domain === domain).verificationTxtValue;
+  };
+
+  test('another account holding a domain pending does not lock out the owner: the owner adds it, verifies with its own TXT and wins; the squatter sees why', async () => {
+    const squatter = await signIn(t, 'squatter@example.com');
+    const owner = await signIn(t, 'real-owner@example.com');
+    const domain = 'www.contested.example';
+    assert.equal((await add(domain, squatter)).status, 201);
+
+    const added = await add(domain, owner);
+    assert.equal(added.status, 201, `the owner is locked out: ${added.text}`);
+    const ownerTxt = added.body.dns.records[1].value;
+    assert.notEqual(ownerTxt, await txtOf(domain, squatter), 'each claim has its own token');
+    // The same account twice is still refused.
+    assertError(await add(domain, owner), 400, 'INVALID_REQUEST');
+
+    // DNS names the owner's token: the squatter cannot verify, the owner can.
+    dns.records[`_service.${domain}`] = { TXT: [ownerTxt] };
+    dns.records[domain] = { CNAME: TARGET };
+    const failed = await verify(domain, squatter);
+    assert.equal(failed.status, 200, failed.text);
+    assert.equal(failed.body.verified, false);
+    const won = await verify(domain, owner);
+    assert.equal(won.body.verified, true, won.body.message);
+
+    // The squatter's entry is gone, and every answer about it says why.
+    const list = await t.api('/api/v1/domains', { key: squatter });
+    assert.deepEqual(list.body, { domains: [], total: 0 });
+    for (const res of [
+      await verify(domain, squatter),
+      await t.api(`/api/v1/domains/${domain}`, { method: 'DELETE', key: squatter }),
+    ]) {
+      assertError(res, 404, 'NOT_FOUND');
+      assert.match(res.body.error, /verified by another account/);
+    }
+    const again = await add(domain, squatter);
+    assertError(again, 400, 'INVALID_REQUEST');
+    assert.match(again.body.error, /another account/);
+    // Its slot on the Free plan (1 domain) is free again.
+    assert.equal((await add('elsewhere.squatter.example', squatter)).status, 201);
+
+    // Only the owner's entry serves, answers the TLS front end and takes links.
+    const site = assertPublished(await publish(t, { 'index.html': '<p>owner</p>' }, { key: owner })).slug;
+    assert.equal(
+      (await t.api('/api/v1/links', { method: 'POST', key: owner, body: { slug: site, domain } })).status,
+      201,
+    );
+    assert.equal((await hostRequest(t, domain, '/')).text, '<p>owner</p>');
+    assert.equal((await fetch(`${t.url}/internal/tls-ask?domain=${domain}`)).status, 200);
+    const owned = (await t.api('/api/v1/domains', { key: owner })).body.domains;
+    assert.deepEqual(
+      owned.map((d: { domain: string; status: string; sslStatus: string }) => [
+        d.domain,
+        d.status,
+        d.sslStatus,
+      ]),
+      [[domain, 'active', 'active']],
+    );
+  });
+
+  test('the database allows one active entry per domain: two verifies at once, one wins', async () => {
+    const a = await signIn(t, 'racer-a@example.com');
+    const b = await signIn(t, 'racer-b@example.com');
+    const domain = 'race.contested.example';
+    assert.equal((await add(domain, a)).status, 201);
+    assert.equal((await add(domain, b)).status, 201);
+    // DNS holds both tokens (a TXT record set may): both pass the DNS checks.
+    dns.records[`_service.${domain}`] = { TXT: [await txtOf(domain, a), await txtOf(domain, b)] };
+    dns.records[domain] = { CNAME: TARGET };
+    const answers = await Promise.all([verify(domain, a), verify(domain, b)]);
+    const winners = answers.filter((r) => r.status === 200 && r.body.verified === true);
+    assert.equal(winners.length, 1, answers.map((r) => r.text).join('\n'));
+    const loser = answers.find((r) => r !== winners[0])!;
+    assertError(loser, 404, 'NOT_FOUND');
+    assert.match(loser.body.error, /verified by another account/);
+    const rows = await t.ctx.db.kysely
+      .selectFrom('domains')
+      .selectAll()
+      .where('domain', '=', domain)
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['active'],
+    );
+
+    // Whatever the code does, the database itself refuses a second active entry (the partial unique
+    // index, not the primary key: this account has no entry of the domain), and keeps a pending one.
+    const other = (
+      await t.ctx.db.kysely
+        .selectFrom('accounts')
+        .select('id')
+        .where('email', '=', 'squatter@example.com')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const entry = { ...rows[0]!, account_id: other, token: 'x' };
+    await assert.rejects(
+      t.ctx.db.kysely
+        .insertInto('domains')
+        .values({ ...entry, status: 'active' })
+        .execute(),
+      (err: { code?: string; constraint?: string; message: string }) =>
+        (err.code === '23505' && err.constraint === 'domains_active_uq') ||
+        (err.code === 'SQLITE_CONSTRAINT_UNIQUE' && /domains\.domain\b/.test(err.message)),
+    );
+    await t.ctx.db.kysely
+      .insertInto('domains')
+      .values({ ...entry, status: 'pending', verified_at: null })
+      .execute();
+    // A pending entry left beside the active one (a claim added while the winner verified) changes
+    // nothing that answers for the domain, and its holder learns it lost on its next verify.
+    assert.equal((await fetch(`${t.url}/internal/tls-ask?domain=${domain}`)).status, 200);
+    const squatter = await signIn(t, 'squatter@example.com');
+    assert.equal((await t.api('/api/v1/domains', { key: squatter })).body.total, 2);
+    assertError(await verify(domain, squatter), 404, 'NOT_FOUND');
+    assert.equal((await t.api('/api/v1/domains', { key: squatter })).body.total, 1);
+  });
+
+  test('the sweeper removes pending entries older than 7 days; fresh and active ones stay', async () => {
+    const k = await signIn(t, 'slow-dns@example.com');
+    await upgradeToHobby(t, k);
+    assert.equal((await add('old.pending.example', k)).status, 201);
+    assert.equal((await add('kept.active.example', k)).status, 201);
+    dns.records['_service.kept.active.example'] = { TXT: [await txtOf('kept.active.example', k)] };
+    dns.records['kept.active.example'] = { CNAME: TARGET };
+    assert.equal((await verify('kept.active.example', k)).body.verified, true);
+    t.clock.advance(6 * DAY_MS);
+    assert.equal((await add('fresh.pending.example', k)).status, 201);
+    await sweepNow(t);
+    const names = async () =>
+      (await t.api('/api/v1/domains', { key: k })).body.domains
+        .map((d: { domain: string }) => d.domain)
+        .sort();
+    assert.deepEqual(await names(), ['fresh.pending.example', 'kept.active.example', 'old.pending.example']);
+
+    t.clock.advance(DAY_MS + 1);
+    const report = await sweepNow(t);
+    assert.ok(report.domainsExpired >= 1, JSON.stringify(report));
+    assert.deepEqual(await names(), ['fresh.pending.example', 'kept.active.example']);
+    const gone = await verify('old.pending.example', k);
+    assertError(gone, 404, 'NOT_FOUND');
+    assert.match(gone.body.error, /7 days/);
+    // The plan counts what is left: 2 of Hobby's 5.
+    assert.equal((await t.api('/api/v1/domains', { key: k })).body.total, 2);
   });
 });

@@ -84,6 +84,37 @@ describe('handles', () => {
     assert.equal((await t.api('/api/v1/account', { key })).body.handle, 'my-name-3');
   });
 
+  test('a new handle never begins with xn-- nor holds --; an existing handle with -- keeps working', async () => {
+    const key = await signIn(t, 'dashes@example.com');
+    await upgradeToHobby(t, key);
+    // xn-- is an IDN A-label (RFC 5891 4.2.3.1): `xn--localhost` is no name a person typed.
+    for (const handle of ['xn--localhost', 'xn--80ak6aa92e', 'my--name', 'a--b', 'ab---cd']) {
+      assertError(await put(key, handle), 400, 'INVALID_REQUEST', /--/);
+    }
+    assert.equal((await t.api('/api/v1/handle', { key })).body.handle, null);
+
+    // A handle taken before the rule: it stays the account's, answers PUT as before and serves.
+    const account = await t.ctx.db.kysely
+      .selectFrom('accounts')
+      .select('id')
+      .where('email', '=', 'dashes@example.com')
+      .executeTakeFirstOrThrow();
+    await t.ctx.db.kysely
+      .updateTable('accounts')
+      .set({ handle: 'old--name' })
+      .where('id', '=', account.id)
+      .execute();
+    const same = await put(key, 'old--name');
+    assert.equal(same.status, 200, same.text);
+    assert.equal(same.body.handle, 'old--name');
+    const slug = assertPublished(await publish(t, { 'index.html': '<p>dashes</p>' }, { key })).slug;
+    assert.equal((await t.api('/api/v1/links', { method: 'POST', key, body: { slug } })).status, 201);
+    assert.equal((await hostRequest(t, `old--name.localhost:${t.port}`, '/')).text, '<p>dashes</p>');
+    // Moving away from it is allowed; coming back is not (it is a new handle then).
+    assert.equal((await put(key, 'new-name')).status, 200);
+    assertError(await put(key, 'old--name'), 400, 'INVALID_REQUEST', /--/);
+  });
+
   test('a new handle frees the old one at once for another user; DELETE frees it and its links', async () => {
     const a = await signIn(t, 'renamer@example.com');
     const b = await signIn(t, 'taker@example.com');

@@ -21,7 +21,7 @@ export function registerHandle(program: Command): void {
   handle
     .command('set')
     .description('claim a handle (or change it: the old one is released)')
-    .argument('<name>', '3 to 30 lowercase letters, digits and hyphens')
+    .argument('<name>', '3 to 30 lowercase letters, digits and single hyphens (no "--")')
     .addHelpText('after', '\nExamples:\n  slipway handle set jane')
     .action(
       action(async (session, [name]) => {

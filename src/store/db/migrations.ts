@@ -1,6 +1,7 @@
 // Versioned schema migrations, kept in code so they ship inside dist/ and run the same on SQLite and
 // PostgreSQL. Only portable column types: text, integer, bigint. Never edit a released migration.
 
+import { createHash } from 'node:crypto';
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 const migrations: Record<string, Migration> = {
@@ -231,6 +232,63 @@ const migrations: Record<string, Migration> = {
         .addColumn('expires_at', 'bigint', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('sessions_account_idx').on('sessions').column('account_id').execute();
+    },
+  },
+  /**
+   * Issue 19: a domain is no longer one row. Several accounts may hold it pending (DNS decides who owns
+   * it), each account at most once; at most one entry per domain is active, which the partial unique
+   * index enforces (two verifies at once cannot both win). SQLite cannot change a primary key in place,
+   * so the table is rebuilt (same on PostgreSQL, for one path).
+   */
+  '007_domain_claims': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('domains_new')
+        .addColumn('domain', 'text', (c) => c.notNull())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('verified_at', 'bigint')
+        .addColumn('tls_requested_at', 'bigint')
+        .addPrimaryKeyConstraint('domains_pk', ['domain', 'account_id'])
+        .execute();
+      await sql`
+        insert into domains_new (domain, account_id, status, token, created_at, verified_at, tls_requested_at)
+        select domain, account_id, status, token, created_at, verified_at, tls_requested_at from domains
+      `.execute(db);
+      await db.schema.dropTable('domains').execute();
+      await db.schema.alterTable('domains_new').renameTo('domains').execute();
+      await db.schema
+        .createIndex('domains_account_idx')
+        .on('domains')
+        .columns(['account_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('domains_active_uq')
+        .on('domains')
+        .column('domain')
+        .unique()
+        .where(sql.ref('status'), '=', 'active')
+        .execute();
+    },
+  },
+  /**
+   * Issue 19: the test checkout link's token (it pays for the account) was kept in clear in `short_url`.
+   * Only its SHA-256 stays, also after the payment (a used link then still says so); the link is not kept.
+   */
+  '008_checkout_token_at_rest': {
+    async up(db: Kysely<unknown>) {
+      const rows = await sql<{ id: string; short_url: string; checkout_token_hash: string | null }>`
+        select id, short_url, checkout_token_hash from subscriptions where provider = 'test'
+      `.execute(db);
+      for (const row of rows.rows) {
+        const token = row.short_url.slice(row.short_url.lastIndexOf('/') + 1);
+        const hash =
+          row.checkout_token_hash ?? (token === '' ? null : createHash('sha256').update(token).digest('hex'));
+        await sql`update subscriptions set short_url = '', checkout_token_hash = ${hash}
+          where id = ${row.id}`.execute(db);
+      }
     },
   },
 };

@@ -121,13 +121,16 @@ export interface SubscriptionTable {
   provider: 'test' | 'razorpay';
   /** created, authenticated, active, pending, halted, cancelled, completed, expired. */
   status: string;
-  /** The provider's checkout page (`short_url`). */
+  /** The provider's checkout page (`short_url`); '' for the test provider, whose link holds a secret token. */
   short_url: string;
   /** End of the paid period (ms), from the provider; null before the first charge. */
   current_end: number | null;
   /** `created_at` (ms) of the newest provider event applied: an older one never undoes it. */
   event_at: number;
-  /** Test provider: SHA-256 hex of the checkout token; null once the test payment was made. */
+  /**
+   * Test provider: SHA-256 hex of the checkout link's token (the token itself is never stored). It stays
+   * after the payment: the link is spent once the subscription is no longer `created`/`authenticated`.
+   */
   checkout_token_hash: string | null;
   created_at: number;
   updated_at: number;
@@ -139,7 +142,10 @@ export interface BillingEventTable {
   received_at: number;
 }
 
-/** A custom domain of an account (spec "Custom domain"). */
+/**
+ * An account's entry of a custom domain (spec "Custom domain"). Key: domain + account; several accounts
+ * may hold a domain `pending`, at most one entry per domain is `active` (the one DNS proved).
+ */
 export interface DomainTable {
   /** Lowercase ASCII (IDN as punycode). */
   domain: string;

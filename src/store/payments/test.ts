@@ -2,7 +2,7 @@
 // on the service (`/billing/test-checkout/<token>`) whose Pay button completes the payment through the
 // same code path as a provider callback (core/billing.ts completeTestCheckout).
 
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { CreateSubscription, PaymentProvider, ProviderSubscription } from './types.js';
 
 export const TEST_CHECKOUT_PATH = '/billing/test-checkout/';
@@ -14,19 +14,26 @@ export class TestPaymentProvider implements PaymentProvider {
   constructor(
     private readonly baseUrl: string,
     readonly webhookSecret: string | undefined,
+    /** HMAC key of the checkout link tokens (a sub-key of SECRETS_KEY). */
+    private readonly checkoutKey: Buffer,
   ) {}
 
   async createSubscription(
     _input: CreateSubscription,
   ): Promise<ProviderSubscription & { checkoutToken: string }> {
-    const checkoutToken = randomBytes(24).toString('base64url');
-    return {
-      id: `sub_test_${randomBytes(9).toString('base64url')}`,
-      status: 'created',
-      shortUrl: `${this.baseUrl}${TEST_CHECKOUT_PATH}${checkoutToken}`,
-      currentEnd: null,
-      checkoutToken,
-    };
+    const id = `sub_test_${randomBytes(9).toString('base64url')}`;
+    return { id, status: 'created', currentEnd: null, ...this.checkoutLink(id) };
+  }
+
+  /**
+   * The link that pays for the subscription: its token is HMAC-SHA256(checkoutKey, id), 256 bits no one
+   * can derive without SECRETS_KEY; the service keeps only the token's hash.
+   */
+  checkoutLink(subscriptionId: string): { shortUrl: string; checkoutToken: string } {
+    const checkoutToken = createHmac('sha256', this.checkoutKey)
+      .update(`test-checkout:${subscriptionId}`)
+      .digest('base64url');
+    return { shortUrl: `${this.baseUrl}${TEST_CHECKOUT_PATH}${checkoutToken}`, checkoutToken };
   }
 
   /** Nothing to call: the caller applies the cancellation to its own record. */

@@ -23,7 +23,16 @@ export interface PaymentProvider {
   readonly keyId: string;
   /** Secret of the provider's callbacks (`RAZORPAY_WEBHOOK_SECRET`); undefined = callbacks refused. */
   readonly webhookSecret: string | undefined;
+  /**
+   * `checkoutToken`: the secret in `shortUrl` when the link itself pays (the test provider); the caller
+   * keeps only its hash, never the link.
+   */
   createSubscription(input: CreateSubscription): Promise<ProviderSubscription & { checkoutToken?: string }>;
+  /**
+   * The checkout link of a subscription, for providers whose link carries a secret token (the test
+   * provider): derived again from the id each time, so neither the link nor the token is ever stored.
+   */
+  checkoutLink?(subscriptionId: string): { shortUrl: string; checkoutToken: string };
   cancelSubscription(id: string): Promise<ProviderSubscription | null>;
 }
 

@@ -1,4 +1,6 @@
-// Queries of domains (custom domains of accounts).
+// Queries of domains (custom domains of accounts). A domain may have several pending entries (one per
+// account claiming it) and at most one active entry (migration 007's partial unique index): everything
+// that serves or answers for a host reads the active entry only (`activeDomain`).
 
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db.js';
@@ -6,8 +8,28 @@ import type { DomainTable } from '../schema.js';
 
 export type DomainRow = Selectable<DomainTable>;
 
-export function findDomain(db: Executor, domain: string): Promise<DomainRow | undefined> {
-  return db.selectFrom('domains').selectAll().where('domain', '=', domain).executeTakeFirst();
+/** The entry that owns `domain` (verified by DNS), if any. */
+export function activeDomain(db: Executor, domain: string): Promise<DomainRow | undefined> {
+  return db
+    .selectFrom('domains')
+    .selectAll()
+    .where('domain', '=', domain)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+}
+
+/** The account's own entry for `domain`, pending or active. */
+export function accountDomain(
+  db: Executor,
+  accountId: string,
+  domain: string,
+): Promise<DomainRow | undefined> {
+  return db
+    .selectFrom('domains')
+    .selectAll()
+    .where('domain', '=', domain)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 /** The account's domains, oldest first (the order that decides which ones a smaller plan keeps serving). */
@@ -25,12 +47,44 @@ export async function insertDomain(db: Executor, row: DomainRow): Promise<void> 
   await db.insertInto('domains').values(row).execute();
 }
 
-export async function markDomainVerified(db: Executor, domain: string, now: number): Promise<void> {
-  await db
+/**
+ * Makes the account's pending entry the domain's active one. False when that entry is gone (another
+ * account won and removed it); throws a unique violation when another entry is active already.
+ */
+export async function activateDomain(
+  db: Executor,
+  accountId: string,
+  domain: string,
+  now: number,
+): Promise<boolean> {
+  const res = await db
     .updateTable('domains')
     .set({ status: 'active', verified_at: now })
     .where('domain', '=', domain)
-    .execute();
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/** Drops every pending entry of `domain` (another account's entry became active). */
+export async function deletePendingClaims(db: Executor, domain: string): Promise<number> {
+  const res = await db
+    .deleteFrom('domains')
+    .where('domain', '=', domain)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Drops pending entries added before `cutoff` (epoch ms): unverified claims expire. */
+export async function deleteStalePendingDomains(db: Executor, cutoff: number): Promise<number> {
+  const res = await db
+    .deleteFrom('domains')
+    .where('status', '=', 'pending')
+    .where('created_at', '<', cutoff)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
 }
 
 /** Records the first certificate request of the TLS front end for an active domain. */
@@ -39,10 +93,11 @@ export async function markTlsRequested(db: Executor, domain: string, now: number
     .updateTable('domains')
     .set({ tls_requested_at: now })
     .where('domain', '=', domain)
+    .where('status', '=', 'active')
     .where('tls_requested_at', 'is', null)
     .execute();
 }
 
-export async function deleteDomainRow(db: Executor, domain: string): Promise<void> {
-  await db.deleteFrom('domains').where('domain', '=', domain).execute();
+export async function deleteDomainRow(db: Executor, accountId: string, domain: string): Promise<void> {
+  await db.deleteFrom('domains').where('domain', '=', domain).where('account_id', '=', accountId).execute();
 }

@@ -33,32 +33,44 @@ export async function updateSubscription(
   await db.updateTable('subscriptions').set(patch).where('id', '=', id).execute();
 }
 
-/** Spends a test checkout token: the subscription it opens, or undefined if unknown or already used. */
+/** Points an open test checkout at another token (a link handed out before stops working). */
+export async function replaceCheckoutToken(db: Executor, id: string, tokenHash: string, now: number) {
+  await db
+    .updateTable('subscriptions')
+    .set({ checkout_token_hash: tokenHash, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * Spends a test checkout token: true when it opens a subscription still in one of `openStatuses`. The
+ * token is spent by the payment moving the subscription out of them (in the same transaction); under
+ * concurrency the second payment's update waits for the first and then matches nothing.
+ */
 export async function spendCheckoutToken(
   trx: Transaction<Database>,
   tokenHash: string,
-): Promise<SubscriptionRow | undefined> {
-  const row = await trx
-    .selectFrom('subscriptions')
-    .selectAll()
-    .where('checkout_token_hash', '=', tokenHash)
-    .executeTakeFirst();
-  if (!row) return undefined;
+  openStatuses: readonly string[],
+  now: number,
+): Promise<boolean> {
   const res = await trx
     .updateTable('subscriptions')
-    .set({ checkout_token_hash: null })
-    .where('id', '=', row.id)
+    .set({ updated_at: now })
     .where('checkout_token_hash', '=', tokenHash)
+    .where('status', 'in', openStatuses)
     .executeTakeFirst();
-  return res.numUpdatedRows > 0n ? row : undefined;
+  return res.numUpdatedRows > 0n;
 }
 
-/** Records a provider event id; false when it was recorded before (a replay). */
-export async function recordBillingEvent(db: Executor, id: string, now: number): Promise<boolean> {
+/**
+ * Records the identifiers of one provider event; false when any of them was recorded before (a replay).
+ * The new ones are recorded either way: they all name the same event.
+ */
+export async function recordBillingEvent(db: Executor, ids: string[], now: number): Promise<boolean> {
   const res = await db
     .insertInto('billing_events')
-    .values({ id, received_at: now })
+    .values(ids.map((id) => ({ id, received_at: now })))
     .onConflict((oc) => oc.column('id').doNothing())
     .executeTakeFirst();
-  return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;
+  return Number(res.numInsertedOrUpdatedRows ?? 0n) === ids.length;
 }
