@@ -14,6 +14,7 @@ import type { AppContext } from './context.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
+import { registerClientAddress } from './http/client-address.js';
 import { coreDeps } from './http/deps.js';
 import { domainRoutes } from './http/domains.js';
 import {
@@ -68,7 +69,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    trustProxy: ctx.config.trustProxy,
+    // Fastify reads no X-Forwarded-* field (its `ip` is the socket's peer): the client is req.clientAddress,
+    // decided by the one rule of src/core/client-address.ts for the API and the site server alike.
+    trustProxy: false,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     requestIdHeader: false,
     genReqId: () => `req-${randomBytes(8).toString('hex')}`,
@@ -86,6 +89,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  registerClientAddress(app, ctx.config.trustProxy);
   registerJsonParser(app);
   registerErrorHandling(app);
 

@@ -37,7 +37,7 @@ export function createLogger(level: string, stream?: Writable): Logger {
           method: req.method,
           url: redactUrl(req.url),
           host: req.headers?.host,
-          remoteAddress: req.ip,
+          remoteAddress: req.clientAddress,
         }),
       },
     },

@@ -17,7 +17,7 @@ import type { RateStore } from '../store/rate/types.js';
 export const PASSWORD_COOKIE_PREFIX = 'slipway_pw_';
 /** How long a session lasts after the right password. */
 export const PASSWORD_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** Password submissions allowed per client IP and site per window; the next ones answer 429. */
+/** Password submissions allowed per client (its limitKey) and site per window; the next ones answer 429. */
 export const PASSWORD_ATTEMPTS_PER_WINDOW = 10;
 export const PASSWORD_ATTEMPT_WINDOW_MS = 15 * 60 * 1000;
 /** Largest form body read. */
@@ -82,18 +82,18 @@ export interface AttemptDecision {
 }
 
 /**
- * Counts one password submission of `ip` on `slug` in the current fixed window. Counted before the
- * password is checked, so parallel guesses cannot get past the limit.
+ * Counts one password submission of `client` (core/client-address.ts's limitKey) on `slug` in the current
+ * fixed window. Counted before the password is checked, so parallel guesses cannot get past the limit.
  */
 export async function countPasswordAttempt(
   rate: RateStore,
   slug: string,
-  ip: string,
+  client: string,
   nowMs: number,
 ): Promise<AttemptDecision> {
   const windowStart = Math.floor(nowMs / PASSWORD_ATTEMPT_WINDOW_MS) * PASSWORD_ATTEMPT_WINDOW_MS;
   const windowEnd = windowStart + PASSWORD_ATTEMPT_WINDOW_MS;
-  const count = await rate.increment(`site-password:${slug}:${ip}:${windowStart}`, windowEnd);
+  const count = await rate.increment(`site-password:${slug}:${client}:${windowStart}`, windowEnd);
   return {
     allowed: count <= PASSWORD_ATTEMPTS_PER_WINDOW,
     retryAfterS: Math.max(1, Math.ceil((windowEnd - nowMs) / 1000)),

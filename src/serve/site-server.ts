@@ -8,6 +8,7 @@ import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
+import { clientAddress, limitKey } from '../core/client-address.js';
 import { verifyPassword } from '../core/password.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
@@ -738,7 +739,7 @@ class SiteRequestHandler {
   private async submitPassword(req: IncomingMessage, res: SiteResponse, state: SiteState): Promise<void> {
     const record = state.record!;
     const now = this.ctx.clock.now();
-    const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientIp(req), now);
+    const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientKey(req), now);
     if (!attempt.allowed) {
       const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
       this.send(
@@ -780,14 +781,11 @@ class SiteRequestHandler {
     });
   }
 
-  /** The client address for the wrong-guess limit (X-Forwarded-For's first entry behind a trusted proxy). */
-  private clientIp(req: IncomingMessage): string {
-    if (this.ctx.config.trustProxy) {
-      const forwarded = req.headers['x-forwarded-for'];
-      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',', 1)[0]?.trim();
-      if (first) return first;
-    }
-    return req.socket.remoteAddress ?? 'unknown';
+  /** The wrong-guess limit's key: the client (src/core/client-address.ts), its /64 for IPv6. */
+  private clientKey(req: IncomingMessage): string {
+    return limitKey(
+      clientAddress(this.ctx.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
+    );
   }
 }
 

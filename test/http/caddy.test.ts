@@ -26,6 +26,8 @@ const ENSURE_CADDY = fileURLToPath(new URL('../../scripts/ensure-caddy.sh', impo
 const DEPLOY_CADDYFILE = fileURLToPath(new URL('../../deploy/Caddyfile', import.meta.url));
 
 interface Caddy {
+  /** Where a plain-HTTP Caddy (startCaddy's `plainHttp`) listens. */
+  httpPort: number;
   httpsPort: number;
   /** Caddy's internal root CA (PEM), the only CA the HTTPS client below trusts. */
   rootCa: string;
@@ -49,8 +51,11 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-/** `caddy run` on free loopback ports with on-demand TLS from its internal CA, asking `appPort`. */
-async function startCaddy(dir: string, appPort: number): Promise<Caddy> {
+/**
+ * `caddy run` on free loopback ports with on-demand TLS from its internal CA, asking `appPort`; with
+ * `plainHttp`, one plain-HTTP site on `httpPort` proxying to the app as the shipped Caddyfile does.
+ */
+async function startCaddy(dir: string, appPort: number, plainHttp = false): Promise<Caddy> {
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const storage = join(dir, 'storage');
   const caddyfile = join(dir, 'Caddyfile');
@@ -68,11 +73,17 @@ async function startCaddy(dir: string, appPort: number): Promise<Caddy> {
 	}
 }
 
-https:// {
+${
+  plainHttp
+    ? `http://127.0.0.1:${httpPort} {
+	reverse_proxy 127.0.0.1:${appPort}
+}`
+    : `https:// {
 	tls internal {
 		on_demand
 	}
 	reverse_proxy 127.0.0.1:${appPort}
+}`
 }
 `,
   );
@@ -110,7 +121,9 @@ https:// {
   };
   const rootPath = join(storage, 'pki', 'authorities', 'local', 'root.crt');
   const deadline = Date.now() + 15_000;
-  while (!((await portOpen(httpsPort)) && existsSync(rootPath))) {
+  const ready = async () =>
+    plainHttp ? portOpen(httpPort) : (await portOpen(httpsPort)) && existsSync(rootPath);
+  while (!(await ready())) {
     if (exited !== undefined) throw new Error(`caddy exited with ${exited}:\n${log}`);
     if (Date.now() > deadline) {
       await close();
@@ -118,7 +131,8 @@ https:// {
     }
     await sleep(100);
   }
-  return { httpsPort, rootCa: await readFile(rootPath, 'utf8'), log: () => log, close };
+  const rootCa = plainHttp ? '' : await readFile(rootPath, 'utf8');
+  return { httpPort, httpsPort, rootCa, log: () => log, close };
 }
 
 /** GET over HTTPS through Caddy with SNI and Host `host`, trusting only Caddy's root CA. */
@@ -358,5 +372,43 @@ describe('Caddy on-demand TLS in front of the service (tls internal, ask /intern
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     assert.match(out, /Valid configuration/);
+  });
+});
+
+// Issue 19 item 4 (docs/deploy.md "Client addresses"): behind Caddy as shipped, with TRUST_PROXY=127.0.0.1,
+// an X-Forwarded-For written by the client never names the client: Caddy replaces it with the address it saw.
+describe('Caddy in front: the client address', () => {
+  let t: TestApp;
+  let caddy: Caddy;
+  let dir: string;
+
+  before(async () => {
+    execFileSync('bash', [ENSURE_CADDY], { stdio: ['ignore', 'inherit', 'inherit'] });
+    t = await startTestApp({ TRUST_PROXY: '127.0.0.1', RATE_LIMIT_ANONYMOUS: '3' });
+    dir = await mkdtemp(join(tmpdir(), 'slipway-caddy-'));
+    caddy = await startCaddy(dir, t.port, true);
+  });
+
+  after(async () => {
+    await caddy?.close();
+    await t?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('rotating forged X-Forwarded-For entries through Caddy does not open new rate-limit windows', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`http://127.0.0.1:${caddy.httpPort}/api/openapi.json`, {
+        headers: { 'x-forwarded-for': `192.0.2.${i + 1}` },
+      });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429], caddy.log());
+    // The service counted the address Caddy saw (this test's loopback), not a forged one.
+    const logged = t.logs
+      .filter((l) => l.includes('"remoteAddress"'))
+      .map((l) => JSON.parse(l).req.remoteAddress);
+    assert.ok(logged.length > 0 && logged.every((a: string) => a === '127.0.0.1'), String(logged));
   });
 });

@@ -177,6 +177,34 @@ describe('password gate', () => {
   });
 });
 
+// Issue 19 item 4: behind one trusted hop (the test connects from 127.0.0.1 as the proxy) the address is the
+// one the proxy appended, not the leftmost entry the client wrote.
+describe('password gate behind a trusted proxy', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ TRUST_PROXY: '1' });
+  });
+  after(() => t.close());
+
+  const guess = (slug: string, pw: string, forwardedFor: string) =>
+    siteRequest(t, slug, '/', {
+      method: 'POST',
+      headers: { ...FORM_TYPE, 'x-forwarded-for': forwardedFor },
+      body: form(pw),
+    });
+
+  test('rotating a forged leftmost X-Forwarded-For entry does not escape the wrong-guess limit', async () => {
+    const { slug } = await seedSite(t.ctx, { password: 'p4ss', files: { 'index.html': 'locked' } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++)
+      statuses.push((await guess(slug, `guess-${i}`, `192.0.2.${i}, 198.51.100.9`)).status);
+    assert.deepEqual(statuses.slice(0, 10), Array(10).fill(401));
+    assert.deepEqual(statuses.slice(10), Array(20).fill(429));
+    // Another visitor behind the same proxy is not locked out.
+    assert.equal((await guess(slug, 'p4ss', '198.51.100.10')).status, 303);
+  });
+});
+
 describe('password gate on https', () => {
   let t: TestApp;
   before(async () => {
