@@ -33,6 +33,7 @@ import { registerPages } from './http/pages.js';
 import { proxyRoutes } from './http/proxy.js';
 import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, registerRateLimit } from './http/rate-limit.js';
+import { registerRequestBodies } from './http/request-body.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
@@ -85,11 +86,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       createServer((req: IncomingMessage, res: ServerResponse) => {
         const hostname = hostnameOf(req.headers.host);
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
-        else siteServer.handle(req, new NodeSiteResponse(res), hostname);
+        else siteServer.handle(req, new NodeSiteResponse(res, ctx.bodyPace), hostname);
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerClientAddress(app, ctx.config.trustProxy);
+  registerRequestBodies(app, ctx.bodyPace);
   registerJsonParser(app);
   registerErrorHandling(app);
 
@@ -117,7 +119,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(accountRoutes(ctx));
   const deps = coreDeps(ctx);
   await app.register(siteRoutes(deps.publish));
-  await app.register(uploadRoutes(deps.publish));
+  await app.register(uploadRoutes(deps.publish, ctx.uploadsPerClient));
   await app.register(webRoutes(ctx, deps));
   await app.register(variableRoutes(deps.secrets));
   await app.register(proxyHostRoutes(deps.secrets));

@@ -3,7 +3,9 @@
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { BODY_PACE, type BodyPace } from './core/body-pace.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
+import { UPLOADS_PER_CLIENT } from './core/upload.js';
 import { createLogger } from './http/logging.js';
 import { type Clock, systemClock } from './shared/clock.js';
 import { type ChangeBus, LocalChangeBus } from './shared/events.js';
@@ -53,6 +55,10 @@ export interface AppContext {
   dns: DnsLookups;
   /** CA certificates (PEM) the site proxy trusts instead of Node's store (tests); unset = Node's store. */
   proxyCa: string | undefined;
+  /** How slowly request bodies may arrive (BODY_PACE; tests shorten it). */
+  bodyPace: BodyPace;
+  /** Uploads one client may have under way at once on this node (UPLOADS_PER_CLIENT; tests lower it). */
+  uploadsPerClient: number;
   close(): Promise<void>;
 }
 
@@ -66,6 +72,10 @@ export interface ContextOptions {
   devMailWrite?: (line: string) => void;
   /** Extra CA certificates for the site proxy (tests' HTTPS upstream; processes use NODE_EXTRA_CA_CERTS). */
   proxyCa?: string;
+  /** Replaces BODY_PACE: socket timers run on real time, which the movable clock cannot shorten. */
+  bodyPace?: BodyPace;
+  /** Replaces UPLOADS_PER_CLIENT. */
+  uploadsPerClient?: number;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
@@ -113,6 +123,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     resolveHost: createAddressResolver(config.dnsServers),
     dns: createDnsLookups(config.dnsServers),
     proxyCa: options.proxyCa,
+    bodyPace: options.bodyPace ?? BODY_PACE,
+    uploadsPerClient: options.uploadsPerClient ?? UPLOADS_PER_CLIENT,
     async close() {
       await Promise.allSettled([
         mailer.close(),

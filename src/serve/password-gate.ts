@@ -12,6 +12,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { type BodyPace, pacedBody } from '../core/body-pace.js';
 import type { RateStore } from '../store/rate/types.js';
 
 export const PASSWORD_COOKIE_PREFIX = 'slipway_pw_';
@@ -102,33 +103,24 @@ export async function countPasswordAttempt(
 
 export type FormResult = { kind: 'form'; password: string } | { kind: 'too-large' } | { kind: 'unsupported' };
 
-/** Reads the posted password form (at most PASSWORD_FORM_MAX_BYTES). Never logs the body. */
-export function readPasswordForm(req: IncomingMessage): Promise<FormResult> {
+/**
+ * Reads the posted password form (at most PASSWORD_FORM_MAX_BYTES) under the pace rule: throws
+ * BodyTooSlowError for a trickling body. Never logs the body.
+ */
+export async function readPasswordForm(req: IncomingMessage, pace: BodyPace): Promise<FormResult> {
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') return Promise.resolve({ kind: 'unsupported' });
+  if (type !== 'application/x-www-form-urlencoded') return { kind: 'unsupported' };
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > PASSWORD_FORM_MAX_BYTES) return Promise.resolve({ kind: 'too-large' });
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const onData = (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > PASSWORD_FORM_MAX_BYTES) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        resolve({ kind: 'too-large' });
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      resolve({ kind: 'form', password: form.get('password') ?? '' });
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', reject);
-  });
+  if (declared > PASSWORD_FORM_MAX_BYTES) return { kind: 'too-large' };
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of pacedBody(req, pace).read()) {
+    length += chunk.byteLength;
+    if (length > PASSWORD_FORM_MAX_BYTES) return { kind: 'too-large' };
+    chunks.push(chunk);
+  }
+  const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  return { kind: 'form', password: form.get('password') ?? '' };
 }
 
 /**

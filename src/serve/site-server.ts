@@ -8,6 +8,7 @@ import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
+import { BodyTooSlowError } from '../core/body-pace.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
 import { verifyPassword } from '../core/password.js';
 import { LogThrottle } from '../shared/log-throttle.js';
@@ -37,6 +38,7 @@ import {
   NOTHING_LINKED,
   PLAN_PAUSED,
   passwordFormPage,
+  REQUEST_TIMEOUT,
   SERVER_ERROR,
   tooManyAttemptsPage,
   UNAVAILABLE,
@@ -45,6 +47,7 @@ import {
 import {
   cookieValue,
   countPasswordAttempt,
+  type FormResult,
   PASSWORD_SESSION_TTL_MS,
   passwordCookieName,
   readPasswordForm,
@@ -750,7 +753,14 @@ class SiteRequestHandler {
       );
       return;
     }
-    const form = await readPasswordForm(req);
+    let form: FormResult;
+    try {
+      form = await readPasswordForm(req, this.ctx.bodyPace);
+    } catch (err) {
+      if (!(err instanceof BodyTooSlowError)) throw err;
+      this.sendPage(req, res, REQUEST_TIMEOUT);
+      return;
+    }
     if (form.kind === 'too-large') {
       this.sendPage(req, res, FORM_TOO_LARGE);
       return;
