@@ -38,7 +38,7 @@ import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
 import { webRoutes } from './http/web.js';
-import { NodeSiteResponse } from './serve/exchange.js';
+import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
 import { createSiteServer } from './serve/site-server.js';
@@ -83,7 +83,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     frameworkErrors: frameworkErrorHandler(async (req, reply) => limitRequest(ctx, req, reply)),
     clientErrorHandler: clientErrorResponse,
     serverFactory: (handler) =>
-      createServer((req: IncomingMessage, res: ServerResponse) => {
+      createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
         const hostname = hostnameOf(req.headers.host);
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
         else siteServer.handle(req, new NodeSiteResponse(res, ctx.bodyPace), hostname);

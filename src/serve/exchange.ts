@@ -6,6 +6,15 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerR
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { type BodyPace, existingPacedBody, pacedBody } from '../core/body-pace.js';
 
+/**
+ * The largest request head node:http reads (its default is 16 KiB; larger heads answer 431). A site's
+ * visitor may carry every cookie other sites set on the parent SITE_DOMAIN (until it is on the Public
+ * Suffix List): browsers keep up to 180 cookies of up to 4096 bytes per registrable domain (Chromium's
+ * kDomainMaxCookies, Firefox's network.cookie.maxPerHost; RFC 6265bis §5.5), about 720 KiB, and no
+ * site must be made unreachable by another's cookies. Caddy's default limit is the same 1 MiB.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 1024 * 1024;
+
 /** The parts of a request the site server reads (node's IncomingMessage has them too). */
 export interface SiteRequestHead {
   readonly method?: string | undefined;

@@ -45,7 +45,7 @@ import {
   UNSUPPORTED_FORM,
 } from './pages.js';
 import {
-  cookieValue,
+  cookieValues,
   countPasswordAttempt,
   type FormResult,
   PASSWORD_SESSION_TTL_MS,
@@ -699,24 +699,29 @@ class SiteRequestHandler {
 
   // ---- password gate ------------------------------------------------------------------------------
 
+  /**
+   * Whether any cookie of the site's name holds a live session. Every one is tried: another host under the
+   * parent SITE_DOMAIN can set a cookie of the same name there, which browsers send first when it is
+   * older (RFC 6265 §5.4), and must not lock the site's visitors out by shadowing theirs.
+   */
   private hasSession(req: SiteRequestHead, state: SiteState): boolean {
-    const record = state.record!;
-    const value = cookieValue(req.headers.cookie, passwordCookieName(record.slug));
-    if (value === undefined) return false;
-    let expiresAt = state.sessions.get(value);
-    if (expiresAt === undefined) {
-      const verified = verifySession(
-        this.ctx.keys.siteCookie,
-        record.slug,
-        record.passwordFingerprint,
-        value,
-      );
-      if (verified === null) return false;
-      if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
-      state.sessions.set(value, verified);
-      expiresAt = verified;
+    const name = passwordCookieName(state.record!.slug);
+    for (const value of cookieValues(req.headers.cookie, name)) {
+      if (this.sessionExpiry(state, value) > this.ctx.clock.now()) return true;
     }
-    return expiresAt > this.ctx.clock.now();
+    return false;
+  }
+
+  /** The expiry of the session a cookie value was signed for (remembered per site), or 0 if it is not one. */
+  private sessionExpiry(state: SiteState, value: string): number {
+    const known = state.sessions.get(value);
+    if (known !== undefined) return known;
+    const record = state.record!;
+    const verified = verifySession(this.ctx.keys.siteCookie, record.slug, record.passwordFingerprint, value);
+    if (verified === null) return 0;
+    if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
+    state.sessions.set(value, verified);
+    return verified;
   }
 
   private sendPasswordForm(

@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { freePort, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { freePort, rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { assertPublished, publish } from '../helpers/publish.js';
+import { seedSite } from '../helpers/seed.js';
 
 const CNAME_TARGET = 'sites.test-target.example';
 const DOMAIN = 'shop.customer-test.example';
@@ -75,7 +76,7 @@ async function startCaddy(dir: string, appPort: number, plainHttp = false): Prom
 
 ${
   plainHttp
-    ? `http://127.0.0.1:${httpPort} {
+    ? `http://:${httpPort} {
 	reverse_proxy 127.0.0.1:${appPort}
 }`
     : `https:// {
@@ -375,9 +376,10 @@ describe('Caddy on-demand TLS in front of the service (tls internal, ask /intern
   });
 });
 
-// Issue 19 item 4 (docs/deploy.md "Client addresses"): behind Caddy as shipped, with TRUST_PROXY=127.0.0.1,
-// an X-Forwarded-For written by the client never names the client: Caddy replaces it with the address it saw.
-describe('Caddy in front: the client address', () => {
+// Issue 19 items 4 and 6 (docs/deploy.md "Client addresses", "The site domain"): behind Caddy as shipped,
+// with TRUST_PROXY=127.0.0.1, an X-Forwarded-For written by the client never names the client (Caddy
+// replaces it with the address it saw), and a browser's full cookie jar reaches a site.
+describe('Caddy in front: the client address and large cookie jars', () => {
   let t: TestApp;
   let caddy: Caddy;
   let dir: string;
@@ -410,5 +412,19 @@ describe('Caddy in front: the client address', () => {
       .filter((l) => l.includes('"remoteAddress"'))
       .map((l) => JSON.parse(l).req.remoteAddress);
     assert.ok(logged.length > 0 && logged.every((a: string) => a === '127.0.0.1'), String(logged));
+  });
+
+  test('a site request carrying a full browser cookie jar (180 x 4096 bytes) passes Caddy and answers 200', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'through caddy' } });
+    const cookie = Array.from({ length: 180 }, (_, i) => `c${i}=${'v'.repeat(4096 - `c${i}`.length)}`).join(
+      '; ',
+    );
+    const res = await rawRequest(caddy.httpPort, {
+      host: `${slug}.localhost`,
+      path: '/',
+      headers: { cookie },
+    });
+    assert.equal(res.status, 200, caddy.log());
+    assert.equal(res.body.toString(), 'through caddy');
   });
 });
