@@ -12,6 +12,7 @@ import { type ChangeBus, LocalChangeBus } from './shared/events.js';
 import { DiskBlobStore } from './store/blob/disk.js';
 import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
+import { securePrivateDir } from './store/data-dir.js';
 import { Db } from './store/db/db.js';
 import {
   type AddressResolver,
@@ -81,6 +82,15 @@ export interface ContextOptions {
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
   const logger = createLogger(config.logLevel, options.logStream);
+  if (usesDataDir(config)) {
+    const changes = securePrivateDir(config.dataDir);
+    if (changes.length > 0) {
+      logger.warn(
+        { dataDir: config.dataDir, tightened: changes },
+        'DATA_DIR was readable by others: permissions tightened to 0700 (directories) and 0600 (files)',
+      );
+    }
+  }
   const keys = deriveKeys(config.secretsKey ?? loadOrCreateSecretsKey(config.dataDir));
 
   const db = options.db ?? Db.fromConfig(config.database, { logger });
@@ -137,6 +147,16 @@ export async function createContext(config: Config, options: ContextOptions = {}
       await db.close();
     },
   };
+}
+
+/** Whether anything lives in DATA_DIR: the generated key, SQLite, disk blobs or the dev outbox. */
+function usesDataDir(config: Config): boolean {
+  return (
+    config.secretsKey === undefined ||
+    config.database.dialect === 'sqlite' ||
+    config.blobs.provider === 'disk' ||
+    config.mail.transport === 'dev'
+  );
 }
 
 /** The Redis-backed shared stores; a Redis that cannot be reached stops start-up. */
