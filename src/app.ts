@@ -14,6 +14,7 @@ import type { AppContext } from './context.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
+import { registerClientAddress } from './http/client-address.js';
 import { coreDeps } from './http/deps.js';
 import { domainRoutes } from './http/domains.js';
 import {
@@ -32,11 +33,12 @@ import { registerPages } from './http/pages.js';
 import { proxyRoutes } from './http/proxy.js';
 import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, registerRateLimit } from './http/rate-limit.js';
+import { registerRequestBodies } from './http/request-body.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
 import { webRoutes } from './http/web.js';
-import { NodeSiteResponse } from './serve/exchange.js';
+import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
 import { createSiteServer } from './serve/site-server.js';
@@ -71,7 +73,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    trustProxy: ctx.config.trustProxy,
+    // Fastify reads no X-Forwarded-* field (its `ip` is the socket's peer): the client is req.clientAddress,
+    // decided by the one rule of src/core/client-address.ts for the API and the site server alike.
+    trustProxy: false,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     requestIdHeader: false,
     genReqId: () => `req-${randomBytes(8).toString('hex')}`,
@@ -82,13 +86,15 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     frameworkErrors: frameworkErrorHandler(async (req, reply) => limitRequest(ctx, req, reply)),
     clientErrorHandler: clientErrorResponse,
     serverFactory: (handler) =>
-      createServer((req: IncomingMessage, res: ServerResponse) => {
+      createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
         const hostname = hostnameOf(req.headers.host);
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
-        else siteServer.handle(req, new NodeSiteResponse(res), hostname);
+        else siteServer.handle(req, new NodeSiteResponse(res, ctx.bodyPace), hostname);
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  registerClientAddress(app, ctx.config.trustProxy);
+  registerRequestBodies(app, ctx.bodyPace);
   registerJsonParser(app);
   registerErrorHandling(app);
 
@@ -124,7 +130,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(authRoutes(deps.signIn));
   await app.register(accountRoutes(ctx));
   await app.register(siteRoutes(deps.publish));
-  await app.register(uploadRoutes(deps.publish));
+  await app.register(uploadRoutes(deps.publish, ctx.uploadsPerClient));
   await app.register(webRoutes(ctx, deps));
   await app.register(variableRoutes(deps.secrets));
   await app.register(proxyHostRoutes(deps.secrets));

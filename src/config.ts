@@ -1,6 +1,7 @@
 // Configuration: every environment variable of CONTRACT.md parsed once into one typed object.
 // Only this module reads process.env; a bad value throws ConfigError naming the variable.
 
+import { BlockList, isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { PlanLimits, PlanName } from './core/plans.js';
 
@@ -44,6 +45,16 @@ export type PaymentConfig =
       apiUrl: string;
     };
 
+/**
+ * TRUST_PROXY: which hops in front of the service are proxies whose X-Forwarded-For entries are believed
+ * (src/core/client-address.ts walks the header with it).
+ */
+export type TrustProxy =
+  /** The first `hops` hops counted back from this server are proxies; 0 ignores X-Forwarded-For. */
+  | { hops: number }
+  /** Hops whose address is in `proxies` are proxies, wherever they stand. */
+  | { proxies: BlockList };
+
 export interface Config {
   port: number;
   host: string;
@@ -81,7 +92,7 @@ export interface Config {
    * default 20), codes checked from one client IP (RATE_LIMIT_SIGNIN_CHECKS, default 30).
    */
   signInLimits: { codesPerEmail: number; codesPerIp: number; checksPerIp: number };
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   logLevel: string;
   /** Operator overrides of the plan table (PLAN_<PLAN>_<LIMIT> variables). */
   planOverrides: Partial<Record<PlanName, Partial<PlanLimits>>>;
@@ -191,6 +202,33 @@ function parseDnsServers(env: Env): string[] | undefined {
     if (!ok) throw new ConfigError('DNS_SERVERS', `expected a comma list of ip or ip:port, got "${s}"`);
   }
   return servers;
+}
+
+/** Hop counts beyond this are a typo, not a deployment. */
+const MAX_TRUSTED_HOPS = 16;
+
+function parseTrustProxy(env: Env): TrustProxy {
+  const v = str(env, 'TRUST_PROXY')?.toLowerCase();
+  if (v === undefined || ['false', 'no', 'off'].includes(v)) return { hops: 0 };
+  if (['true', 'yes', 'on'].includes(v)) return { hops: 1 };
+  if (/^\d+$/.test(v)) return { hops: int(env, 'TRUST_PROXY', 0, 0, MAX_TRUSTED_HOPS) };
+  const proxies = new BlockList();
+  for (const entry of v.split(',').map((e) => e.trim())) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxPrefix = family === 4 ? 32 : 128;
+    const bits = prefix === undefined ? maxPrefix : /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
+    if (family === 0 || extra !== undefined || bits < 0 || bits > maxPrefix) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `expected true, false, a number of trusted hops, or the proxies' IP addresses or CIDRs separated by commas; got "${entry}"`,
+      );
+    }
+    // Trusting every address would let any client write its own address again.
+    if (bits === 0) throw new ConfigError('TRUST_PROXY', `"${entry}" would trust every address as a proxy`);
+    proxies.addSubnet(address, bits, family === 4 ? 'ipv4' : 'ipv6');
+  }
+  return { proxies };
 }
 
 function parseBlobs(env: Env, dataDir: string): BlobConfig {
@@ -322,7 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
       codesPerIp: int(env, 'RATE_LIMIT_SIGNIN_IP', 20, 1),
       checksPerIp: int(env, 'RATE_LIMIT_SIGNIN_CHECKS', 30, 1),
     },
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env),
     logLevel,
     planOverrides: planOverrides(env),
     serveCacheBytes: int(env, 'SERVE_CACHE_MB', 256, 1, 1 << 20) * 1024 * 1024,

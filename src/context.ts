@@ -3,13 +3,16 @@
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { BODY_PACE, type BodyPace } from './core/body-pace.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
+import { UPLOADS_PER_CLIENT } from './core/upload.js';
 import { createLogger } from './http/logging.js';
 import { type Clock, systemClock } from './shared/clock.js';
 import { type ChangeBus, LocalChangeBus } from './shared/events.js';
 import { DiskBlobStore } from './store/blob/disk.js';
 import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
+import { securePrivateDir } from './store/data-dir.js';
 import { Db } from './store/db/db.js';
 import {
   type AddressResolver,
@@ -53,6 +56,10 @@ export interface AppContext {
   dns: DnsLookups;
   /** CA certificates (PEM) the site proxy trusts instead of Node's store (tests); unset = Node's store. */
   proxyCa: string | undefined;
+  /** How slowly request bodies may arrive (BODY_PACE; tests shorten it). */
+  bodyPace: BodyPace;
+  /** Uploads one client may have under way at once on this node (UPLOADS_PER_CLIENT; tests lower it). */
+  uploadsPerClient: number;
   close(): Promise<void>;
 }
 
@@ -66,11 +73,24 @@ export interface ContextOptions {
   devMailWrite?: (line: string) => void;
   /** Extra CA certificates for the site proxy (tests' HTTPS upstream; processes use NODE_EXTRA_CA_CERTS). */
   proxyCa?: string;
+  /** Replaces BODY_PACE: socket timers run on real time, which the movable clock cannot shorten. */
+  bodyPace?: BodyPace;
+  /** Replaces UPLOADS_PER_CLIENT. */
+  uploadsPerClient?: number;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
   const logger = createLogger(config.logLevel, options.logStream);
+  if (usesDataDir(config)) {
+    const changes = securePrivateDir(config.dataDir);
+    if (changes.length > 0) {
+      logger.warn(
+        { dataDir: config.dataDir, tightened: changes },
+        'DATA_DIR was readable by others: permissions tightened to 0700 (directories) and 0600 (files)',
+      );
+    }
+  }
   const keys = deriveKeys(config.secretsKey ?? loadOrCreateSecretsKey(config.dataDir));
 
   const db = options.db ?? Db.fromConfig(config.database, { logger });
@@ -113,6 +133,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     resolveHost: createAddressResolver(config.dnsServers),
     dns: createDnsLookups(config.dnsServers),
     proxyCa: options.proxyCa,
+    bodyPace: options.bodyPace ?? BODY_PACE,
+    uploadsPerClient: options.uploadsPerClient ?? UPLOADS_PER_CLIENT,
     async close() {
       await Promise.allSettled([
         mailer.close(),
@@ -125,6 +147,16 @@ export async function createContext(config: Config, options: ContextOptions = {}
       await db.close();
     },
   };
+}
+
+/** Whether anything lives in DATA_DIR: the generated key, SQLite, disk blobs or the dev outbox. */
+function usesDataDir(config: Config): boolean {
+  return (
+    config.secretsKey === undefined ||
+    config.database.dialect === 'sqlite' ||
+    config.blobs.provider === 'disk' ||
+    config.mail.transport === 'dev'
+  );
 }
 
 /** The Redis-backed shared stores; a Redis that cannot be reached stops start-up. */

@@ -47,6 +47,29 @@ describe('loadConfig', () => {
     assert.deepEqual(c.planOverrides, { free: { maxSites: 3 } });
   });
 
+  test("TRUST_PROXY: off, a number of hops (true = 1), or the proxies' addresses and CIDRs", () => {
+    const trust = (value?: string) =>
+      loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustProxy;
+    assert.deepEqual(trust(), { hops: 0 });
+    assert.deepEqual(trust('false'), { hops: 0 });
+    assert.deepEqual(trust('0'), { hops: 0 });
+    assert.deepEqual(trust('true'), { hops: 1 });
+    assert.deepEqual(trust('1'), { hops: 1 });
+    assert.deepEqual(trust('2'), { hops: 2 });
+    const list = trust(' 127.0.0.1, 10.0.0.0/8 ,::1,2001:db8::/32');
+    assert.ok('proxies' in list);
+    for (const [address, family, expected] of [
+      ['127.0.0.1', 'ipv4', true],
+      ['127.0.0.2', 'ipv4', false],
+      ['10.200.0.1', 'ipv4', true],
+      ['::1', 'ipv6', true],
+      ['2001:db8:ffff::1', 'ipv6', true],
+      ['2001:db9::1', 'ipv6', false],
+    ] as const) {
+      assert.equal(list.proxies.check(address, family), expected, address);
+    }
+  });
+
   const bad: Array<[Record<string, string>, string]> = [
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -65,6 +88,16 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_SIGNIN_IP: 'many' }, 'RATE_LIMIT_SIGNIN_IP'],
     [{ RATE_LIMIT_SIGNIN_CHECKS: '-3' }, 'RATE_LIMIT_SIGNIN_CHECKS'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '-1' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '1.5' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '99' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '300.0.0.1' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/8/8' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '127.0.0.1,' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'caddy.internal' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::/0' }, 'TRUST_PROXY'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DNS_SERVERS: 'dns.example.com' }, 'DNS_SERVERS'],
     [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_BUCKET'],

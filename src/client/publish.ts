@@ -79,7 +79,7 @@ export interface PublishOutcome {
 export const DEFAULT_CONCURRENCY = 8;
 /** Files hashed at once while collecting a folder. */
 const HASH_CONCURRENCY = 16;
-/** Tries of one upload or API call on 5xx and network errors (the first one included). */
+/** Tries of one upload or API call on 5xx and network errors (uploads: 408 and 429 too; the first one included). */
 const MAX_ATTEMPTS = 5;
 /** Backoff before retry n: up to BACKOFF_BASE_MS * 2^(n-1), capped, with jitter. */
 const BACKOFF_BASE_MS = 250;
@@ -361,6 +361,7 @@ async function uploadAll(
           await withRetries(
             () => client.upload(entry, file.open(), file.size),
             (attempt, reason) => emit({ kind: 'retry', path: entry.path, attempt, reason }),
+            isUploadTransient,
           );
           uploaded.push(entry.path);
           emit({ kind: 'uploaded', path: entry.path, bytes: file.size });
@@ -388,6 +389,14 @@ function isExpiredAddress(err: unknown): err is ApiClientError {
 /** 5xx answers and network failures are worth another try; 4xx answers are not. */
 function isTransient(err: unknown): boolean {
   return err instanceof NetworkError || (err instanceof ApiClientError && err.status >= 500);
+}
+
+/**
+ * An upload may also be tried again after 408 (the server cut a body that stalled on a poor link) and 429
+ * (more uploads at once from this address than the server takes; uploads are not rate limited otherwise).
+ */
+function isUploadTransient(err: unknown): boolean {
+  return isTransient(err) || (err instanceof ApiClientError && (err.status === 408 || err.status === 429));
 }
 
 /** Runs `call`, retrying transient failures with exponential backoff and jitter. */

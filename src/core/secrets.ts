@@ -2,8 +2,9 @@
 // purpose-bound sub-keys derived from it with HKDF, plus the hashing helpers for stored secrets.
 
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../store/data-dir.js';
 
 export const SECRETS_KEY_BYTES = 32;
 const SECRETS_KEY_FILE = 'secrets.key';
@@ -34,12 +35,12 @@ export function loadOrCreateSecretsKey(dataDir: string): Buffer {
       throw new Error(`${file}: expected ${SECRETS_KEY_BYTES} bytes of base64`);
     return key;
   }
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const key = randomBytes(SECRETS_KEY_BYTES);
   // 'wx' fails if another process created it meanwhile; then read theirs.
   try {
-    writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
+    writeFileSync(file, `${key.toString('base64')}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    chmodSync(file, PRIVATE_FILE_MODE);
     return key;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateSecretsKey(dataDir);

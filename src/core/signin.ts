@@ -17,6 +17,7 @@ import {
 import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
 import type { Mailer } from '../store/mail/types.js';
 import type { RateStore } from '../store/rate/types.js';
+import { limitKey } from './client-address.js';
 import { ApiError, invalid } from './errors.js';
 import { effectivePlan, withEffectivePlan } from './plans.js';
 import { checkRateLimit } from './rate-limit.js';
@@ -113,7 +114,7 @@ export async function requestCode(
   const email = normalizeEmail(rawEmail);
   await spendSignInWindow(
     deps,
-    `signin-code:ip:${client.ip}`,
+    `signin-code:ip:${limitKey(client.ip)}`,
     deps.limits.codesPerIp,
     `At most ${deps.limits.codesPerIp} sign-in codes per hour can be asked for from one IP address`,
   );
@@ -174,7 +175,7 @@ async function spendCode(
   if (!CODE_RE.test(code)) throw invalid('The code must look like XXXX-XXXX.');
   await spendSignInWindow(
     deps,
-    `signin-check:ip:${client.ip}`,
+    `signin-check:ip:${limitKey(client.ip)}`,
     deps.limits.checksPerIp,
     `At most ${deps.limits.checksPerIp} sign-in codes per hour can be checked from one IP address`,
   );

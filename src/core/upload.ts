@@ -10,6 +10,12 @@ import { isScannable, ScanSession } from './scan/scanner.js';
 import { isScanned, rememberScan } from './scan/site-scan.js';
 import { checkUploadAddress } from './upload-token.js';
 
+/**
+ * Uploads one client (its limitKey) may have under way at once on a node: twice the CLI's 8 parallel
+ * uploads. Each holds a connection and a temp file or multipart upload for as long as its body takes.
+ */
+export const UPLOADS_PER_CLIENT = 16;
+
 export interface UploadDeps {
   db: Db;
   blobs: BlobStore;

@@ -38,7 +38,9 @@ export function authRoutes(deps: SignInDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (req) => {
-        const { email, expiresInSeconds } = await requestCode(deps, req.body.email, { ip: req.ip });
+        const { email, expiresInSeconds } = await requestCode(deps, req.body.email, {
+          ip: req.clientAddress,
+        });
         return { message: `A sign-in code was sent to ${email}.`, email, expiresInSeconds };
       },
     );
@@ -54,7 +56,7 @@ export function authRoutes(deps: SignInDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (req, reply) => {
-        const r = await verifyCode(deps, req.body.email, req.body.code, { ip: req.ip });
+        const r = await verifyCode(deps, req.body.email, req.body.code, { ip: req.clientAddress });
         reply.code(r.isNewUser ? 201 : 200);
         return {
           message: r.isNewUser ? 'Account created; you are signed in.' : 'Signed in.',

@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { BodyTooSlowError, bodyTooSlow } from '../core/body-pace.js';
 import { ApiError, invalid } from '../core/errors.js';
 import { html } from '../shared/html.js';
 import { LogThrottle } from '../shared/log-throttle.js';
@@ -23,6 +24,7 @@ export const MAX_PARAM_LENGTH = 1024;
 /** Maps anything thrown by a handler, hook or the framework to an ApiError. */
 export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof BodyTooSlowError) return bodyTooSlow(err);
   const e = err as FastifyError;
   if (e.validation) {
     return invalid(`Invalid request: ${e.message}`, {

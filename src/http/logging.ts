@@ -47,7 +47,7 @@ export function createLogger(level: string, stream?: Writable): Logger {
           method: req.method,
           url: req.url,
           host: req.headers?.host,
-          remoteAddress: req.ip,
+          remoteAddress: req.clientAddress,
         }),
       },
       // Every line, of every child logger, after serialization: no field or message escapes the rules.

@@ -4,6 +4,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { limitKey } from '../core/client-address.js';
 import { ApiError, unauthorized } from '../core/errors.js';
 import { checkRateLimit, type RateDecision } from '../core/rate-limit.js';
 import { accountForAuthorization } from '../core/signin.js';
@@ -55,7 +56,7 @@ export async function limitRequest(ctx: AppContext, req: FastifyRequest, reply: 
   const account = (await accountForAuthorization(ctx.db, req.headers.authorization, ctx.clock.now())) ?? null;
   req.account = account;
   const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
-  const subject = account ? `acct:${account.id}` : `ip:${req.ip}`;
+  const subject = account ? `acct:${account.id}` : `ip:${limitKey(req.clientAddress)}`;
   let decision: RateDecision;
   try {
     decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());

@@ -220,7 +220,7 @@ ${await accountSections(
       const next = safeNext(body.next, base);
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
-        const sent = await requestCode(signInDeps, body.email ?? '', { ip: req.ip });
+        const sent = await requestCode(signInDeps, body.email ?? '', { ip: req.clientAddress });
         return codeForm(req, reply, sent.email, next);
       } catch (err) {
         if (err instanceof ApiError && err.status < 500) return loginForm(req, reply, next, err);
@@ -234,7 +234,7 @@ ${await accountSections(
       if (!loginFormAllowed(req, body)) return refused(reply);
       try {
         const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '', {
-          ip: req.ip,
+          ip: req.clientAddress,
         });
         const token = await startSession(ctx.db, account.id, ctx.clock.now());
         reply.header('set-cookie', cookie(SESSION_COOKIE, token, SESSION_TTL_MS / 1000));

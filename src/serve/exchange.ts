@@ -2,8 +2,18 @@
 // node:http (NodeSiteResponse below; every request the fast path does not take, and every POST) and the
 // site fast path (http1/connection.ts; plain GET and HEAD on keep-alive connections).
 
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline, type Readable, Transform } from 'node:stream';
+import { type BodyPace, existingPacedBody, pacedBody } from '../core/body-pace.js';
+
+/**
+ * The largest request head node:http reads (its default is 16 KiB; larger heads answer 431). A site's
+ * visitor may carry every cookie other sites set on the parent SITE_DOMAIN (until it is on the Public
+ * Suffix List): browsers keep up to 180 cookies of up to 4096 bytes per registrable domain (Chromium's
+ * kDomainMaxCookies, Firefox's network.cookie.maxPerHost; RFC 6265bis §5.5), about 720 KiB, and no
+ * site must be made unreachable by another's cookies. Caddy's default limit is the same 1 MiB.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 1024 * 1024;
 
 /** The parts of a request the site server reads (node's IncomingMessage has them too). */
 export interface SiteRequestHead {
@@ -32,15 +42,38 @@ export interface SiteResponse {
   destroy(): void;
 }
 
+/**
+ * Called as an answer starts (node:http; the fast path takes no bodies). A request body not read to its
+ * end would otherwise be drained by node:http at whatever pace the client likes, holding the connection:
+ * it is drained under the pace rule instead (core/body-pace.ts; a client that trips it loses the
+ * connection), or, when the client has already tripped it, the answer closes the connection (RFC 9112
+ * §9.6). A fast client keeps its connection and reads the answer as node:http would let it.
+ */
+export function settleRequestBody(req: IncomingMessage, res: ServerResponse, pace: BodyPace): void {
+  const read = existingPacedBody(req);
+  if (read === undefined ? req.complete : read.finished) return;
+  const body = read ?? pacedBody(req, pace);
+  if (body.tooSlow) {
+    res.shouldKeepAlive = false;
+    return;
+  }
+  body.drain().catch(() => req.socket.destroy());
+}
+
 export class NodeSiteResponse implements SiteResponse {
-  constructor(private readonly res: ServerResponse) {}
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly pace: BodyPace,
+  ) {}
 
   send(status: number, headers: OutgoingHttpHeaders, body?: Buffer): void {
+    settleRequestBody(this.res.req, this.res, this.pace);
     this.res.writeHead(status, headers);
     this.res.end(body);
   }
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
+    settleRequestBody(this.res.req, this.res, this.pace);
     this.res.writeHead(status, headers);
     // A body shorter or longer than Content-Length fails the pipeline (which cuts the connection) instead
     // of leaving a keep-alive client reading the next response as the rest of this one.

@@ -71,6 +71,12 @@ export const FORM_TOO_LARGE = builtin(
   // The rest of the body is not read: close the connection instead of draining it (RFC 9110 §15.5.14).
   { Connection: 'close' },
 );
+/** A form body that trickled in slower than the pace rule allows (core/body-pace.ts; RFC 9110 §15.5.9). */
+export const REQUEST_TIMEOUT = builtin(
+  408,
+  page('408 — Request timeout', 'The form arrived too slowly. Try again.'),
+  { Connection: 'close' },
+);
 /** A handle or custom domain whose owner's plan no longer includes it (nothing was deleted). */
 export const PLAN_PAUSED = builtin(
   404,

@@ -12,12 +12,13 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { type BodyPace, pacedBody } from '../core/body-pace.js';
 import type { RateStore } from '../store/rate/types.js';
 
 export const PASSWORD_COOKIE_PREFIX = 'slipway_pw_';
 /** How long a session lasts after the right password. */
 export const PASSWORD_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** Password submissions allowed per client IP and site per window; the next ones answer 429. */
+/** Password submissions allowed per client (its limitKey) and site per window; the next ones answer 429. */
 export const PASSWORD_ATTEMPTS_PER_WINDOW = 10;
 export const PASSWORD_ATTEMPT_WINDOW_MS = 15 * 60 * 1000;
 /** Largest form body read. */
@@ -52,21 +53,27 @@ export function verifySession(key: Buffer, slug: string, fingerprint: string, va
 
 /** The value of cookie `name` in a Cookie header (RFC 6265 §5.4 `name=value; name2=value2`), if any. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
+  for (const value of cookieValues(header, name)) return value;
+  return undefined;
+}
+
+/** Every value of cookie `name` in a Cookie header, in the order sent (a name may repeat across domains). */
+export function* cookieValues(header: string | undefined, name: string): Generator<string> {
+  if (header === undefined) return;
   let at = 0;
   while (at < header.length) {
     const start = header.indexOf(name, at);
-    if (start < 0) return undefined;
+    if (start < 0) return;
     const end = start + name.length;
     const atBoundary =
       start === 0 || header.charCodeAt(start - 1) === 0x20 || header.charCodeAt(start - 1) === 0x3b;
     if (atBoundary && header.charCodeAt(end) === 0x3d /* = */) {
       const semi = header.indexOf(';', end);
-      return header.slice(end + 1, semi < 0 ? header.length : semi).trim();
-    }
-    at = end;
+      yield header.slice(end + 1, semi < 0 ? header.length : semi).trim();
+      if (semi < 0) return;
+      at = semi + 1;
+    } else at = end;
   }
-  return undefined;
 }
 
 /** The Set-Cookie value of a session (RFC 6265 §4.1; no Domain attribute = host-only). */
@@ -82,18 +89,18 @@ export interface AttemptDecision {
 }
 
 /**
- * Counts one password submission of `ip` on `slug` in the current fixed window. Counted before the
- * password is checked, so parallel guesses cannot get past the limit.
+ * Counts one password submission of `client` (core/client-address.ts's limitKey) on `slug` in the current
+ * fixed window. Counted before the password is checked, so parallel guesses cannot get past the limit.
  */
 export async function countPasswordAttempt(
   rate: RateStore,
   slug: string,
-  ip: string,
+  client: string,
   nowMs: number,
 ): Promise<AttemptDecision> {
   const windowStart = Math.floor(nowMs / PASSWORD_ATTEMPT_WINDOW_MS) * PASSWORD_ATTEMPT_WINDOW_MS;
   const windowEnd = windowStart + PASSWORD_ATTEMPT_WINDOW_MS;
-  const count = await rate.increment(`site-password:${slug}:${ip}:${windowStart}`, windowEnd);
+  const count = await rate.increment(`site-password:${slug}:${client}:${windowStart}`, windowEnd);
   return {
     allowed: count <= PASSWORD_ATTEMPTS_PER_WINDOW,
     retryAfterS: Math.max(1, Math.ceil((windowEnd - nowMs) / 1000)),
@@ -102,33 +109,24 @@ export async function countPasswordAttempt(
 
 export type FormResult = { kind: 'form'; password: string } | { kind: 'too-large' } | { kind: 'unsupported' };
 
-/** Reads the posted password form (at most PASSWORD_FORM_MAX_BYTES). Never logs the body. */
-export function readPasswordForm(req: IncomingMessage): Promise<FormResult> {
+/**
+ * Reads the posted password form (at most PASSWORD_FORM_MAX_BYTES) under the pace rule: throws
+ * BodyTooSlowError for a trickling body. Never logs the body.
+ */
+export async function readPasswordForm(req: IncomingMessage, pace: BodyPace): Promise<FormResult> {
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') return Promise.resolve({ kind: 'unsupported' });
+  if (type !== 'application/x-www-form-urlencoded') return { kind: 'unsupported' };
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > PASSWORD_FORM_MAX_BYTES) return Promise.resolve({ kind: 'too-large' });
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const onData = (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > PASSWORD_FORM_MAX_BYTES) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        resolve({ kind: 'too-large' });
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      resolve({ kind: 'form', password: form.get('password') ?? '' });
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', reject);
-  });
+  if (declared > PASSWORD_FORM_MAX_BYTES) return { kind: 'too-large' };
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of pacedBody(req, pace).read()) {
+    length += chunk.byteLength;
+    if (length > PASSWORD_FORM_MAX_BYTES) return { kind: 'too-large' };
+    chunks.push(chunk);
+  }
+  const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  return { kind: 'form', password: form.get('password') ?? '' };
 }
 
 /**

@@ -8,6 +8,8 @@ import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
+import { BodyTooSlowError } from '../core/body-pace.js';
+import { clientAddress, limitKey } from '../core/client-address.js';
 import { verifyPassword } from '../core/password.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
@@ -36,14 +38,16 @@ import {
   NOTHING_LINKED,
   PLAN_PAUSED,
   passwordFormPage,
+  REQUEST_TIMEOUT,
   SERVER_ERROR,
   tooManyAttemptsPage,
   UNAVAILABLE,
   UNSUPPORTED_FORM,
 } from './pages.js';
 import {
-  cookieValue,
+  cookieValues,
   countPasswordAttempt,
+  type FormResult,
   PASSWORD_SESSION_TTL_MS,
   passwordCookieName,
   readPasswordForm,
@@ -695,24 +699,29 @@ class SiteRequestHandler {
 
   // ---- password gate ------------------------------------------------------------------------------
 
+  /**
+   * Whether any cookie of the site's name holds a live session. Every one is tried: another host under the
+   * parent SITE_DOMAIN can set a cookie of the same name there, which browsers send first when it is
+   * older (RFC 6265 §5.4), and must not lock the site's visitors out by shadowing theirs.
+   */
   private hasSession(req: SiteRequestHead, state: SiteState): boolean {
-    const record = state.record!;
-    const value = cookieValue(req.headers.cookie, passwordCookieName(record.slug));
-    if (value === undefined) return false;
-    let expiresAt = state.sessions.get(value);
-    if (expiresAt === undefined) {
-      const verified = verifySession(
-        this.ctx.keys.siteCookie,
-        record.slug,
-        record.passwordFingerprint,
-        value,
-      );
-      if (verified === null) return false;
-      if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
-      state.sessions.set(value, verified);
-      expiresAt = verified;
+    const name = passwordCookieName(state.record!.slug);
+    for (const value of cookieValues(req.headers.cookie, name)) {
+      if (this.sessionExpiry(state, value) > this.ctx.clock.now()) return true;
     }
-    return expiresAt > this.ctx.clock.now();
+    return false;
+  }
+
+  /** The expiry of the session a cookie value was signed for (remembered per site), or 0 if it is not one. */
+  private sessionExpiry(state: SiteState, value: string): number {
+    const known = state.sessions.get(value);
+    if (known !== undefined) return known;
+    const record = state.record!;
+    const verified = verifySession(this.ctx.keys.siteCookie, record.slug, record.passwordFingerprint, value);
+    if (verified === null) return 0;
+    if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
+    state.sessions.set(value, verified);
+    return verified;
   }
 
   private sendPasswordForm(
@@ -738,7 +747,7 @@ class SiteRequestHandler {
   private async submitPassword(req: IncomingMessage, res: SiteResponse, state: SiteState): Promise<void> {
     const record = state.record!;
     const now = this.ctx.clock.now();
-    const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientIp(req), now);
+    const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientKey(req), now);
     if (!attempt.allowed) {
       const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
       this.send(
@@ -749,7 +758,14 @@ class SiteRequestHandler {
       );
       return;
     }
-    const form = await readPasswordForm(req);
+    let form: FormResult;
+    try {
+      form = await readPasswordForm(req, this.ctx.bodyPace);
+    } catch (err) {
+      if (!(err instanceof BodyTooSlowError)) throw err;
+      this.sendPage(req, res, REQUEST_TIMEOUT);
+      return;
+    }
     if (form.kind === 'too-large') {
       this.sendPage(req, res, FORM_TOO_LARGE);
       return;
@@ -780,14 +796,11 @@ class SiteRequestHandler {
     });
   }
 
-  /** The client address for the wrong-guess limit (X-Forwarded-For's first entry behind a trusted proxy). */
-  private clientIp(req: IncomingMessage): string {
-    if (this.ctx.config.trustProxy) {
-      const forwarded = req.headers['x-forwarded-for'];
-      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',', 1)[0]?.trim();
-      if (first) return first;
-    }
-    return req.socket.remoteAddress ?? 'unknown';
+  /** The wrong-guess limit's key: the client (src/core/client-address.ts), its /64 for IPv6. */
+  private clientKey(req: IncomingMessage): string {
+    return limitKey(
+      clientAddress(this.ctx.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
+    );
   }
 }
 

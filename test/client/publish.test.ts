@@ -141,3 +141,59 @@ describe('publishFiles', () => {
     );
   });
 });
+
+// Issue 19 item 6: the server cuts bodies that stall past its bound (408) and refuses a client more uploads at
+// once than it allows (429); both are worth another try, so a publish over a poor link or from a busy
+// network still completes.
+describe('publishFiles against the upload bounds', () => {
+  let t: TestApp;
+  let client: ApiClient;
+  const STALL_MS = 1000;
+
+  before(async () => {
+    t = await startTestApp({}, { bodyPace: { stallMs: STALL_MS, minBytesPerS: 1024 }, uploadsPerClient: 1 });
+    client = new ApiClient({ server: t.url, apiKey: await signIn(t, 'bounded@example.com') });
+  });
+  after(() => t.close());
+
+  /** A file whose body pauses `pauseMs` half-way on the first `stalledOpens` opens. */
+  function pausing(path: string, bytes: Buffer, pauseMs: number, stalledOpens = Infinity): LocalFile {
+    const [file] = inlineFiles([{ path, content: bytes.toString('base64'), encoding: 'base64' }]);
+    let opens = 0;
+    return {
+      ...file!,
+      open: () =>
+        ++opens > stalledOpens
+          ? bytes
+          : Readable.from(
+              (async function* () {
+                yield bytes.subarray(0, bytes.length / 2);
+                await new Promise((r) => setTimeout(r, pauseMs));
+                yield bytes.subarray(bytes.length / 2);
+              })(),
+            ),
+    };
+  }
+
+  test('an upload cut off for stalling (408) is retried and the publish completes', async () => {
+    const bytes = randomBytes(64 * 1024);
+    const events: PublishEvent[] = [];
+    const out = await publishFiles(client, [pausing('stalled.bin', bytes, STALL_MS * 2, 1)], {
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(events.filter((e) => e.kind === 'retry').length, 1, JSON.stringify(events));
+    const served = await siteRequest(t, out.slug, '/stalled.bin');
+    assert.ok(served.body.equals(bytes));
+  });
+
+  test('uploads refused for being too many at once (429) are retried and the publish completes', async () => {
+    const files = [1, 2, 3].map((i) => pausing(`f${i}.bin`, randomBytes(32 * 1024), 200));
+    const events: PublishEvent[] = [];
+    const out = await publishFiles(client, files, { concurrency: 3, onEvent: (e) => events.push(e) });
+    assert.equal(out.uploaded, 3);
+    assert.ok(
+      events.some((e) => e.kind === 'retry' && /HTTP 429/.test(e.reason)),
+      'some upload was refused and retried',
+    );
+  });
+});

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import pg from 'pg';
 import { type App, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { type AppContext, createContext } from '../../src/context.js';
+import { type AppContext, type ContextOptions, createContext } from '../../src/context.js';
 import { type SweepReport, sweepOnce } from '../../src/core/sweeper.js';
 import { MovableClock } from '../../src/shared/clock.js';
 import { Db } from '../../src/store/db/db.js';
@@ -139,6 +139,10 @@ async function backendFor(): Promise<Backend> {
 export interface TestAppOptions {
   /** CA the site proxy trusts (the test HTTPS upstream's certificate). */
   proxyCa?: string;
+  /** How slowly request bodies may arrive (default BODY_PACE; socket timers ignore the movable clock). */
+  bodyPace?: ContextOptions['bodyPace'];
+  /** Uploads one client may have under way at once (default UPLOADS_PER_CLIENT). */
+  uploadsPerClient?: number;
 }
 
 export async function startTestApp(
@@ -174,6 +178,8 @@ export async function startTestApp(
       devMailWrite: (line) => devMail.push(line),
       ...(backend.db ? { db: backend.db } : {}),
       ...(options.proxyCa ? { proxyCa: options.proxyCa } : {}),
+      ...(options.bodyPace ? { bodyPace: options.bodyPace } : {}),
+      ...(options.uploadsPerClient ? { uploadsPerClient: options.uploadsPerClient } : {}),
     });
     app = await buildApp(ctx);
     await app.listen({ port, host: '127.0.0.1' });

@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { freePort, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { freePort, rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { assertPublished, publish } from '../helpers/publish.js';
+import { seedSite } from '../helpers/seed.js';
 
 const CNAME_TARGET = 'sites.test-target.example';
 const DOMAIN = 'shop.customer-test.example';
@@ -26,6 +27,8 @@ const ENSURE_CADDY = fileURLToPath(new URL('../../scripts/ensure-caddy.sh', impo
 const DEPLOY_CADDYFILE = fileURLToPath(new URL('../../deploy/Caddyfile', import.meta.url));
 
 interface Caddy {
+  /** Where a plain-HTTP Caddy (startCaddy's `plainHttp`) listens. */
+  httpPort: number;
   httpsPort: number;
   /** Caddy's internal root CA (PEM), the only CA the HTTPS client below trusts. */
   rootCa: string;
@@ -49,8 +52,11 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-/** `caddy run` on free loopback ports with on-demand TLS from its internal CA, asking `appPort`. */
-async function startCaddy(dir: string, appPort: number): Promise<Caddy> {
+/**
+ * `caddy run` on free loopback ports with on-demand TLS from its internal CA, asking `appPort`; with
+ * `plainHttp`, one plain-HTTP site on `httpPort` proxying to the app as the shipped Caddyfile does.
+ */
+async function startCaddy(dir: string, appPort: number, plainHttp = false): Promise<Caddy> {
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const storage = join(dir, 'storage');
   const caddyfile = join(dir, 'Caddyfile');
@@ -68,11 +74,17 @@ async function startCaddy(dir: string, appPort: number): Promise<Caddy> {
 	}
 }
 
-https:// {
+${
+  plainHttp
+    ? `http://:${httpPort} {
+	reverse_proxy 127.0.0.1:${appPort}
+}`
+    : `https:// {
 	tls internal {
 		on_demand
 	}
 	reverse_proxy 127.0.0.1:${appPort}
+}`
 }
 `,
   );
@@ -110,7 +122,9 @@ https:// {
   };
   const rootPath = join(storage, 'pki', 'authorities', 'local', 'root.crt');
   const deadline = Date.now() + 15_000;
-  while (!((await portOpen(httpsPort)) && existsSync(rootPath))) {
+  const ready = async () =>
+    plainHttp ? portOpen(httpPort) : (await portOpen(httpsPort)) && existsSync(rootPath);
+  while (!(await ready())) {
     if (exited !== undefined) throw new Error(`caddy exited with ${exited}:\n${log}`);
     if (Date.now() > deadline) {
       await close();
@@ -118,7 +132,8 @@ https:// {
     }
     await sleep(100);
   }
-  return { httpsPort, rootCa: await readFile(rootPath, 'utf8'), log: () => log, close };
+  const rootCa = plainHttp ? '' : await readFile(rootPath, 'utf8');
+  return { httpPort, httpsPort, rootCa, log: () => log, close };
 }
 
 /** GET over HTTPS through Caddy with SNI and Host `host`, trusting only Caddy's root CA. */
@@ -358,5 +373,58 @@ describe('Caddy on-demand TLS in front of the service (tls internal, ask /intern
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     assert.match(out, /Valid configuration/);
+  });
+});
+
+// Issue 19 items 4 and 6 (docs/deploy.md "Client addresses", "The site domain"): behind Caddy as shipped,
+// with TRUST_PROXY=127.0.0.1, an X-Forwarded-For written by the client never names the client (Caddy
+// replaces it with the address it saw), and a browser's full cookie jar reaches a site.
+describe('Caddy in front: the client address and large cookie jars', () => {
+  let t: TestApp;
+  let caddy: Caddy;
+  let dir: string;
+
+  before(async () => {
+    execFileSync('bash', [ENSURE_CADDY], { stdio: ['ignore', 'inherit', 'inherit'] });
+    t = await startTestApp({ TRUST_PROXY: '127.0.0.1', RATE_LIMIT_ANONYMOUS: '3' });
+    dir = await mkdtemp(join(tmpdir(), 'slipway-caddy-'));
+    caddy = await startCaddy(dir, t.port, true);
+  });
+
+  after(async () => {
+    await caddy?.close();
+    await t?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('rotating forged X-Forwarded-For entries through Caddy does not open new rate-limit windows', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`http://127.0.0.1:${caddy.httpPort}/api/openapi.json`, {
+        headers: { 'x-forwarded-for': `192.0.2.${i + 1}` },
+      });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429], caddy.log());
+    // The service counted the address Caddy saw (this test's loopback), not a forged one.
+    const logged = t.logs
+      .filter((l) => l.includes('"remoteAddress"'))
+      .map((l) => JSON.parse(l).req.remoteAddress);
+    assert.ok(logged.length > 0 && logged.every((a: string) => a === '127.0.0.1'), String(logged));
+  });
+
+  test('a site request carrying a full browser cookie jar (180 x 4096 bytes) passes Caddy and answers 200', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'through caddy' } });
+    const cookie = Array.from({ length: 180 }, (_, i) => `c${i}=${'v'.repeat(4096 - `c${i}`.length)}`).join(
+      '; ',
+    );
+    const res = await rawRequest(caddy.httpPort, {
+      host: `${slug}.localhost`,
+      path: '/',
+      headers: { cookie },
+    });
+    assert.equal(res.status, 200, caddy.log());
+    assert.equal(res.body.toString(), 'through caddy');
   });
 });

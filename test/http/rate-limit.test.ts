@@ -123,6 +123,62 @@ describe('rate limits', () => {
     }
   });
 
+  // Issue 19 item 4: the leftmost X-Forwarded-For entry is whatever the client wrote; a trusted proxy
+  // appends the address it saw on the right. The test connects from 127.0.0.1, standing in for that proxy.
+  for (const trust of ['true', '1', '127.0.0.1', '10.0.0.0/8,127.0.0.0/8']) {
+    test(`TRUST_PROXY=${trust}: rotating a forged leftmost X-Forwarded-For entry does not open new windows`, async () => {
+      const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '3', TRUST_PROXY: trust });
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 6; i++) {
+          const res = await t.api('/api/openapi.json', {
+            headers: { 'x-forwarded-for': `192.0.2.${i + 1}, 198.51.100.7` },
+          });
+          statuses.push(res.status);
+        }
+        assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
+        // Another client behind the same proxy has its own window.
+        const other = await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': '198.51.100.8' } });
+        assert.equal(other.status, 200);
+      } finally {
+        await t.close();
+      }
+    });
+  }
+
+  test('TRUST_PROXY naming other proxies: a request from elsewhere is counted by its own address', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '2', TRUST_PROXY: '10.0.0.0/8' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await t.api('/api/openapi.json', {
+          headers: { 'x-forwarded-for': `198.51.100.${i + 1}` },
+        });
+        statuses.push(res.status);
+      }
+      assert.deepEqual(statuses, [200, 200, 429], '127.0.0.1 is no trusted proxy: its header is ignored');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('IPv6 clients are counted by their /64: rotating addresses inside it does not open new windows', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '2', TRUST_PROXY: '1' });
+    try {
+      const statuses: number[] = [];
+      for (const client of ['2001:db8:1:2::1', '2001:db8:1:2:aaaa::7', '2001:db8:1:2:ffff:ffff:ffff:ffff']) {
+        statuses.push((await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': client } })).status);
+      }
+      assert.deepEqual(statuses, [200, 200, 429]);
+      const otherNetwork = await t.api('/api/openapi.json', {
+        headers: { 'x-forwarded-for': '2001:db8:1:3::1' },
+      });
+      assert.equal(otherNetwork.status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+
   test('web pages and ops endpoints are not counted', async () => {
     const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '1' });
     try {

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { ERROR_STATUS } from '../../src/core/errors.js';
 import { registeredRoutes } from '../../src/http/errors.js';
 import { isRateExempt } from '../../src/http/rate-limit.js';
+import { MAX_REQUEST_HEAD_BYTES } from '../../src/serve/exchange.js';
 import { rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** Path segments no route may turn into a 5xx or a non-spec body. */
@@ -168,7 +169,7 @@ describe('refusals on the API host carry the spec error body', () => {
 
   test('an oversized request head answers 431 with the error body', async () => {
     const text = await rawExchange(
-      `GET /api/v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      `GET /api/v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(MAX_REQUEST_HEAD_BYTES)}\r\n\r\n`,
     );
     const { status, body } = parseRaw(text);
     assert.equal(status, 431);

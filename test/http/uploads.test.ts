@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { type ClientRequest, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -415,6 +416,166 @@ describe('PUT <upload url> rate limits', () => {
     assert.equal(again.headers.get('x-ratelimit-limit'), null);
   });
 });
+
+// Issue 19 item 6: a body trickling 1 byte every 2 s held its connection for over 70 s, and one client could
+// hold any number of them. The pace bound is the app's option (BODY_PACE's defaults are 30 s and 1 KiB/s).
+describe('PUT <upload url> from slow or many clients', () => {
+  const STALL_MS = 3000;
+  let t: TestApp;
+  let key: string;
+  before(async () => {
+    t = await startTestApp(
+      { TRUST_PROXY: '1' },
+      { bodyPace: { stallMs: STALL_MS, minBytesPerS: 1024 }, uploadsPerClient: 2 },
+    );
+    key = await signIn(t, 'slow-uploader@example.com');
+  });
+  after(() => t.close());
+
+  async function pendingFile(bytes: Buffer) {
+    const files: Files = { 'f.bin': { body: bytes, contentType: 'application/octet-stream' } };
+    const res = await t.api('/api/v1/publish', { method: 'POST', body: { files: manifestOf(files) }, key });
+    assert.equal(res.status, 201, res.text);
+    const entry = res.body.upload.uploads[0] as UploadEntry;
+    return { slug: res.body.slug as string, versionId: res.body.upload.versionId as string, entry };
+  }
+
+  test('a body trickling 1 byte every 2 s is cut off within the bound with 408 and the error body; nothing is kept', async () => {
+    const bytes = Buffer.alloc(4096, 3);
+    const p = await pendingFile(bytes);
+    const put = rawPut(p.entry.url, bytes.length, 'application/octet-stream');
+    const started = Date.now();
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (!put.socket.destroyed) put.socket.write(bytes.subarray(sent, ++sent));
+    }, 2000);
+    put.socket.write(bytes.subarray(0, ++sent));
+    try {
+      const res = await put.response(STALL_MS + 7000);
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed < STALL_MS + 2000, `answered after ${elapsed} ms`);
+      assertError(res, 408, 'INVALID_REQUEST');
+      assert.match(res.head, /\r\nconnection: close\r\n/i);
+      assert.ok(res.closed, 'the server closed the connection');
+    } finally {
+      clearInterval(trickle);
+      put.socket.destroy();
+    }
+    assert.deepEqual((await blobTempFiles(t)) ?? [], [], 'no temp file left');
+    assert.ok(!hasBlob(await storedBlobs(t), sha256(bytes)));
+    const retry = await putUpload(p.entry.url, bytes, 'application/octet-stream');
+    assert.equal(retry.status, 200, retry.text);
+  });
+
+  test('a slow real client (10 kB/s, with a pause shorter than the bound) uploads for longer than the bound', async () => {
+    const bytes = Buffer.alloc(40 * 1024, 5);
+    const p = await pendingFile(bytes);
+    const put = rawPut(p.entry.url, bytes.length, 'application/octet-stream');
+    const started = Date.now();
+    for (let at = 0; at < bytes.length; at += 1024) {
+      put.socket.write(bytes.subarray(at, at + 1024));
+      await sleep(at === 20 * 1024 ? STALL_MS - 1000 : 100);
+    }
+    const res = await put.response(10_000);
+    assert.equal(res.status, 200, res.text);
+    assert.ok(Date.now() - started > STALL_MS, 'the upload outlasted the stall bound');
+    assert.ok(hasBlob(await storedBlobs(t), sha256(bytes)));
+  });
+
+  test('a client past its concurrent uploads gets 429 with the error body; others and later uploads go on', async () => {
+    const files = await Promise.all([1, 2, 3, 4].map((i) => pendingFile(Buffer.alloc(2048, i))));
+    const client = { 'x-forwarded-for': '198.51.100.20' };
+    const held = files.slice(0, 2).map((f) => rawPut(f.entry.url, 2048, 'application/octet-stream', client));
+    try {
+      for (const h of held) h.socket.write(Buffer.alloc(10, 1));
+      if ((await blobTempFiles(t)) !== null) {
+        await until(async () => ((await blobTempFiles(t)) ?? []).length === 2, 'both uploads under way');
+      } else await sleep(300);
+      const third = rawPut(files[2]!.entry.url, 2048, 'application/octet-stream', client);
+      third.socket.write(Buffer.alloc(2048, 3));
+      const refused = await third.response(5000);
+      assertError(refused, 429, 'RATE_LIMITED');
+      assert.ok(Number(refused.header('retry-after')) > 0);
+      // Another client behind the same proxy is not affected.
+      const other = rawPut(files[2]!.entry.url, 2048, 'application/octet-stream', {
+        'x-forwarded-for': '198.51.100.21',
+      });
+      other.socket.write(Buffer.alloc(2048, 3));
+      assert.equal((await other.response(5000)).status, 200);
+      // Once one upload ends, the client may start another.
+      held[0]!.socket.write(Buffer.alloc(2048 - 10, 1));
+      assert.equal((await held[0]!.response(5000)).status, 200);
+      const fourth = rawPut(files[3]!.entry.url, 2048, 'application/octet-stream', client);
+      fourth.socket.write(Buffer.alloc(2048, 4));
+      assert.equal((await fourth.response(5000)).status, 200);
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
+  });
+});
+
+interface RawAnswer {
+  status: number;
+  head: string;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON body.
+  body: any;
+  text: string;
+  /** The server closed the connection after the answer. */
+  closed: boolean;
+  header(name: string): string | undefined;
+}
+
+/**
+ * A PUT over a raw socket (`Connection: close`) whose body the caller writes byte by byte; `response(ms)`
+ * is the answer once the server closes the connection, failing if none came within `ms`.
+ */
+function rawPut(url: string, announced: number, contentType: string, headers: Record<string, string> = {}) {
+  const target = new URL(reachable(url));
+  const socket = connect(Number(target.port), target.hostname);
+  socket.on('error', () => {});
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.write(
+    `PUT ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: ${contentType}\r\n` +
+      `Content-Length: ${announced}\r\nConnection: close\r\n${extra}\r\n`,
+  );
+  const received: Buffer[] = [];
+  socket.on('data', (c: Buffer) => received.push(c));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    socket,
+    async response(ms: number): Promise<RawAnswer> {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), ms);
+      });
+      const outcome = await Promise.race([ended, timedOut]);
+      clearTimeout(timer);
+      const raw = Buffer.concat(received).toString('latin1');
+      if (outcome === 'timeout' && raw === '') assert.fail(`no answer within ${ms} ms`);
+      const split = raw.indexOf('\r\n\r\n');
+      const head = raw.slice(0, split + 2);
+      const text = Buffer.from(raw.slice(split + 4), 'latin1').toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      return {
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+        head,
+        body,
+        text,
+        closed: outcome !== 'timeout',
+        header: (name) => new RegExp(`\r\n${name}: ([^\r]*)\r\n`, 'i').exec(head)?.[1],
+      };
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** PUT with `transfer-encoding: chunked` (no Content-Length) through node:http. */
 function chunkedPut(

@@ -253,3 +253,65 @@ describe('site HTTP', () => {
     assert.equal(res.header('allow'), 'GET, HEAD');
   });
 });
+
+// Issue 19 item 6: one site could set cookies on the parent SITE_DOMAIN until every other site's requests
+// were refused (431) in that browser. A site host reads only its gate cookie, so the largest Cookie header
+// a browser sends is served: Chromium and Firefox keep up to 180 cookies per registrable domain, each
+// up to 4096 bytes of name and value (Chromium's CookieMonster kDomainMaxCookies; RFC 6265bis §5.5).
+const BROWSER_MAX_COOKIES = 180;
+const BROWSER_MAX_COOKIE_BYTES = 4096;
+
+/** The Cookie header of a full jar: 180 cookies of 4096 bytes each, about 720 KiB. */
+function fullCookieJar(): string {
+  return Array.from({ length: BROWSER_MAX_COOKIES }, (_, i) => {
+    const name = `tossed${i}`;
+    return `${name}=${'v'.repeat(BROWSER_MAX_COOKIE_BYTES - name.length)}`;
+  }).join('; ');
+}
+
+for (const fastPath of ['true', 'false']) {
+  describe(`the largest Cookie header a browser sends (SERVE_FAST_PATH=${fastPath})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ SERVE_FAST_PATH: fastPath });
+    });
+    after(() => t.close());
+
+    test('a site answers 200 with the page', async () => {
+      const { slug } = await seedSite(t.ctx, { files: { 'index.html': '<h1>still here</h1>' } });
+      const cookie = fullCookieJar();
+      assert.ok(cookie.length > 700 * 1024);
+      for (const method of ['GET', 'HEAD']) {
+        const res = await siteRequest(t, slug, '/', { method, headers: { cookie } });
+        assert.equal(res.status, 200, `${method} ${res.text.slice(0, 200)}`);
+        assert.equal(res.text, method === 'GET' ? '<h1>still here</h1>' : '');
+      }
+    });
+
+    test('a protected site finds its session cookie among them, and behind a tossed cookie of the same name', async () => {
+      const { slug } = await seedSite(t.ctx, { password: 'pw', files: { 'index.html': 'locked page' } });
+      const signedIn = await siteRequest(t, slug, '/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'password=pw',
+      });
+      assert.equal(signedIn.status, 303);
+      const session = String(signedIn.headers['set-cookie']).split(';', 1)[0]!;
+      const [name] = session.split('=', 1);
+      // Browsers send a parent-domain cookie created earlier before the host's own (RFC 6265 §5.4 step 2).
+      const cookie = `${name}=tossed-by-another-site; ${fullCookieJar()}; ${session}`;
+      const res = await siteRequest(t, slug, '/', { headers: { cookie } });
+      assert.equal(res.status, 200, res.text.slice(0, 200));
+      assert.equal(res.text, 'locked page');
+    });
+
+    test("a head beyond any browser's jar is still refused with 431 and the error body", async () => {
+      const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'x' } });
+      const res = await siteRequest(t, slug, '/', {
+        headers: { cookie: `a=${'v'.repeat(2 * 1024 * 1024)}` },
+      });
+      assert.equal(res.status, 431);
+      assert.equal(JSON.parse(res.text).status, 431);
+    });
+  });
+}

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import {
   cookieValue,
+  cookieValues,
   returnLocation,
   sessionCookie,
   signSession,
@@ -50,6 +51,21 @@ describe('cookieValue', () => {
   for (const [header, expected] of cases) {
     test(`${JSON.stringify(header)} -> ${JSON.stringify(expected)}`, () =>
       assert.equal(cookieValue(header, 'slipway_pw_a'), expected));
+  }
+});
+
+describe('cookieValues', () => {
+  const cases: Array<[string | undefined, string[]]> = [
+    [undefined, []],
+    ['slipway_pw_a=v1', ['v1']],
+    // A parent-domain cookie of the same name comes first when older (RFC 6265 §5.4): both are seen.
+    ['slipway_pw_a=tossed; x=1; slipway_pw_a=mine', ['tossed', 'mine']],
+    ['slipway_pw_a=v; slipway_pw_ab=other; xslipway_pw_a=no', ['v']],
+    ['slipway_pw_a=; slipway_pw_a=last', ['', 'last']],
+  ];
+  for (const [header, expected] of cases) {
+    test(`${JSON.stringify(header)} -> ${JSON.stringify(expected)}`, () =>
+      assert.deepEqual([...cookieValues(header, 'slipway_pw_a')], expected));
   }
 });
 

@@ -2,9 +2,10 @@
 // ending on password change, cookies not crossing sites, and the wrong-guess limit.
 
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { seedSite, setPassword } from '../helpers/seed.js';
+import { seedSite, setPassword, siteHost } from '../helpers/seed.js';
 import { type SiteResponse, siteRequest } from './site-client.js';
 
 const form = (password: string) => `password=${encodeURIComponent(password)}`;
@@ -174,6 +175,86 @@ describe('password gate', () => {
     const logs = t.logs.join('\n');
     assert.doesNotMatch(logs, /Hunter2-unique-wrong/);
     assert.doesNotMatch(logs, /correct horse/);
+  });
+});
+
+// Issue 19 item 4: behind one trusted hop (the test connects from 127.0.0.1 as the proxy) the address is the
+// one the proxy appended, not the leftmost entry the client wrote.
+describe('password gate behind a trusted proxy', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ TRUST_PROXY: '1' });
+  });
+  after(() => t.close());
+
+  const guess = (slug: string, pw: string, forwardedFor: string) =>
+    siteRequest(t, slug, '/', {
+      method: 'POST',
+      headers: { ...FORM_TYPE, 'x-forwarded-for': forwardedFor },
+      body: form(pw),
+    });
+
+  test('rotating a forged leftmost X-Forwarded-For entry does not escape the wrong-guess limit', async () => {
+    const { slug } = await seedSite(t.ctx, { password: 'p4ss', files: { 'index.html': 'locked' } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++)
+      statuses.push((await guess(slug, `guess-${i}`, `192.0.2.${i}, 198.51.100.9`)).status);
+    assert.deepEqual(statuses.slice(0, 10), Array(10).fill(401));
+    assert.deepEqual(statuses.slice(10), Array(20).fill(429));
+    // Another visitor behind the same proxy is not locked out.
+    assert.equal((await guess(slug, 'p4ss', '198.51.100.10')).status, 303);
+  });
+});
+
+// Issue 19 item 6: a form body trickling in holds nothing for long (core/body-pace.ts; the app's option
+// shortens the bound, whose default is 30 s).
+describe('site form bodies under the pace rule', () => {
+  const STALL_MS = 2000;
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({}, { bodyPace: { stallMs: STALL_MS, minBytesPerS: 1024 } });
+  });
+  after(() => t.close());
+
+  /** POSTs `body` to `host` one byte every 0.5 s; what the server sent and when it closed the connection. */
+  async function trickledPost(host: string, body: string) {
+    const socket = connect(t.port, '127.0.0.1');
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (c: Buffer) => {
+      received += c.toString('latin1');
+    });
+    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+    socket.write(
+      `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n`,
+    );
+    const started = Date.now();
+    let sent = 0;
+    const trickle = setInterval(() => socket.write(body.slice(sent, ++sent)), 500);
+    const limit = new Promise<null>((resolve) => setTimeout(() => resolve(null), STALL_MS + 5000));
+    try {
+      const closedAt = await Promise.race([closed, limit]);
+      return { received, heldMs: closedAt === null ? null : closedAt - started };
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+  }
+
+  test('a trickled password form is answered 408 and its connection closed within the bound', async () => {
+    const { slug } = await seedSite(t.ctx, { password: 'pw', files: { 'index.html': 'x' } });
+    const res = await trickledPost(siteHost(slug, t.port), form('a long enough wrong password'));
+    assert.ok(res.heldMs !== null && res.heldMs < STALL_MS + 2000, `held for ${res.heldMs} ms`);
+    assert.match(res.received, /^HTTP\/1\.1 408 /);
+    assert.match(res.received, /\r\nconnection: close\r\n/i);
+  });
+
+  test('a trickled body the site refuses unread (405) loses its connection within the bound', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'open' } });
+    const res = await trickledPost(siteHost(slug, t.port), 'x'.repeat(100));
+    assert.match(res.received, /^HTTP\/1\.1 405 /);
+    assert.ok(res.heldMs !== null && res.heldMs < STALL_MS + 2000, `held for ${res.heldMs} ms`);
   });
 });
 

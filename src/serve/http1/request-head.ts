@@ -26,7 +26,11 @@ export interface RequestHead {
   readonly keepAlive: boolean;
 }
 
-/** node:http's default limit (`--max-http-header-size`): larger heads go to node:http, which answers 431. */
+/**
+ * Heads up to this size are answered here; larger ones (a browser carrying a large cookie jar) go to
+ * node:http, which reads up to MAX_REQUEST_HEAD_BYTES (exchange.ts) and answers 431 beyond. Keeping the
+ * fast path's buffer small keeps its per-connection memory and its re-scans of a partial head small.
+ */
 export const MAX_HEAD_BYTES = 16 * 1024;
 
 // RFC 9112 §3: method SP origin-form SP HTTP-version. Targets are visible ASCII only.

@@ -17,6 +17,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { type Clock, systemClock } from '../../shared/clock.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
 import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
 import {
   assertSha256Hex,
@@ -108,7 +109,8 @@ export class DiskBlobStore implements BlobStore {
     await this.ensureDirs();
 
     const tmpPath = join(this.tmpDir, `${randomBytes(TMP_NAME_RANDOM_BYTES).toString('hex')}.tmp`);
-    const fh = await open(tmpPath, 'wx');
+    // 0600 (the blob keeps the temp file's inode): unpublished and password-protected files are private.
+    const fh = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
     let fhOpen = true;
     let tmpRemains = true;
     const stopWatchingAbort = destroyOnAborted(body);
@@ -235,7 +237,7 @@ export class DiskBlobStore implements BlobStore {
 
   private async ensureFanOutDir(dir: string): Promise<void> {
     if (this.durableFanOutDirs.has(dir)) return;
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     // Make the entries `ab` (in blobs/) and `cd` (in ab/) durable, whoever created them.
     await fsyncDir(dirname(dir));
     await fsyncDir(this.blobsDir);
@@ -244,7 +246,7 @@ export class DiskBlobStore implements BlobStore {
 
   private ensureDirs(): Promise<void> {
     this.dirsReady ??= (async () => {
-      await mkdir(this.tmpDir, { recursive: true });
+      await mkdir(this.tmpDir, { recursive: true, mode: PRIVATE_DIR_MODE });
       await fsyncDir(this.blobsDir);
       await fsyncDir(this.rootDir);
     })().catch((err: unknown) => {

@@ -1,7 +1,6 @@
 // The thin database handle: a Kysely instance for SQLite (better-sqlite3) or PostgreSQL (pg), the
 // migration runner, a transaction helper and the one place dialect quirks live.
 
-import { mkdirSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -10,6 +9,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../../config.js';
 import { LogThrottle } from '../../shared/log-throttle.js';
+import { makePrivateDir, touchPrivateFile } from '../data-dir.js';
 import { migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -38,7 +38,9 @@ export class Db {
   ) {}
 
   static sqlite(file: string): Db {
-    mkdirSync(dirname(file), { recursive: true });
+    makePrivateDir(dirname(file));
+    // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode.
+    touchPrivateFile(file);
     const database = new SQLite(file);
     // WAL: readers never block the writer. synchronous=NORMAL: a committed transaction survives a
     // crash of the process (the WAL is in the OS page cache), which is the durability CONTRACT asks for.

@@ -4,6 +4,7 @@
 
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
 import type { Mailer, MailMessage } from './types.js';
 
 export class DevMailer implements Mailer {
@@ -22,8 +23,8 @@ export class DevMailer implements Mailer {
       subject: message.subject,
       text: message.text,
     })}\n`;
-    await mkdir(dirname(this.outboxFile), { recursive: true });
-    await appendFile(this.outboxFile, line, { mode: 0o600 });
+    await mkdir(dirname(this.outboxFile), { recursive: true, mode: PRIVATE_DIR_MODE });
+    await appendFile(this.outboxFile, line, { mode: PRIVATE_FILE_MODE });
     this.write(line);
   }
 

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { httpServerOf } from '../../../src/app.js';
+import { MAX_REQUEST_HEAD_BYTES } from '../../../src/serve/exchange.js';
 import { installSiteFastPath } from '../../../src/serve/http1/connection.js';
 import { DiskBlobStore } from '../../../src/store/blob/disk.js';
 import { S3BlobStore } from '../../../src/store/blob/s3.js';
@@ -235,7 +236,7 @@ describe('site fast path', { timeout: 60_000 }, () => {
   test('malformed and oversized heads get node:http answers (400, 431), never a fast-path guess', async () => {
     for (const [request, status] of [
       [`GET / HTTP/1.1\r\nHost : ${host}\r\n\r\n`, 400],
-      [`GET / HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      [`GET / HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'a'.repeat(MAX_REQUEST_HEAD_BYTES)}\r\n\r\n`, 431],
       [`GET / HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc`, 400],
     ] as const) {
       const { socket, reader } = await open(t.port);
