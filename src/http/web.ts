@@ -61,6 +61,12 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
   const publishDeps = deps.publish;
   const signInDeps = deps.signIn;
   const secure = ctx.config.scheme === 'https' ? '; Secure' : '';
+  // Under https the cookies carry the `__Host-` prefix (RFC 6265bis §4.1.3.2): a browser accepts such a
+  // cookie only host-only, Secure and on Path=/, so a site on a sibling host (a SITE_DOMAIN under the same
+  // parent as BASE_URL) cannot set or shadow the dashboard's session or CSRF nonce with a Domain cookie.
+  const cookiePrefix = ctx.config.scheme === 'https' ? '__Host-' : '';
+  const sessionCookie = `${cookiePrefix}${SESSION_COOKIE}`;
+  const nonceCookie = `${cookiePrefix}${NONCE_COOKIE}`;
   const base = new URL(ctx.config.baseUrl);
   const baseOrigin = base.origin;
   const csrfKey = ctx.keys.csrf;
@@ -70,17 +76,17 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
 
   /** The session token and account of a request (undefined when signed out). */
   async function session(req: FastifyRequest) {
-    const token = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const token = cookieValue(req.headers.cookie, sessionCookie);
     const account = await sessionAccount(ctx.db, token, ctx.clock.now());
     return account && token ? { token, account } : undefined;
   }
 
   /** The pre-sign-in nonce (set when missing) for the login forms' CSRF token. */
   function nonce(req: FastifyRequest, reply: FastifyReply): string {
-    const existing = cookieValue(req.headers.cookie, NONCE_COOKIE);
+    const existing = cookieValue(req.headers.cookie, nonceCookie);
     if (existing && /^[A-Za-z0-9_-]{20,64}$/.test(existing)) return existing;
     const fresh = randomBytes(24).toString('base64url');
-    reply.header('set-cookie', cookie(NONCE_COOKIE, fresh, 3600));
+    reply.header('set-cookie', cookie(nonceCookie, fresh, 3600));
     return fresh;
   }
 
@@ -93,7 +99,7 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
 
   /** The sign-in forms (before a session exists): same-site, with the token bound to the nonce cookie. */
   const loginFormAllowed = (req: FastifyRequest, body: Record<string, string | undefined>) =>
-    !crossSite(req) && csrfTokenValid(csrfKey, cookieValue(req.headers.cookie, NONCE_COOKIE), body._csrf);
+    !crossSite(req) && csrfTokenValid(csrfKey, cookieValue(req.headers.cookie, nonceCookie), body._csrf);
 
   const refused = (reply: FastifyReply) =>
     sendPage(
@@ -237,7 +243,7 @@ ${await accountSections(
           ip: req.clientAddress,
         });
         const token = await startSession(ctx.db, account.id, ctx.clock.now());
-        reply.header('set-cookie', cookie(SESSION_COOKIE, token, SESSION_TTL_MS / 1000));
+        reply.header('set-cookie', cookie(sessionCookie, token, SESSION_TTL_MS / 1000));
         return reply.redirect(next, 303);
       } catch (err) {
         if (err instanceof ApiError && err.status < 500)
@@ -250,7 +256,7 @@ ${await accountSections(
       const s = await session(req);
       if (!s || crossSite(req) || !csrfTokenValid(csrfKey, s.token, form(req)._csrf)) return refused(reply);
       await endSession(ctx.db, s.token);
-      reply.header('set-cookie', cookie(SESSION_COOKIE, '', 0));
+      reply.header('set-cookie', cookie(sessionCookie, '', 0));
       return reply.redirect('/', 303);
     });
 

@@ -377,3 +377,33 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.deepEqual(failures, []);
   });
 });
+
+describe('web sessions under an https BASE_URL', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ BASE_URL: 'https://slipway.test', SITE_DOMAIN: 'sites.slipway.test' });
+  });
+  after(() => t.close());
+
+  test('the session and nonce cookies are __Host- cookies, so a sibling site cannot set or shadow them', async () => {
+    const b = new Browser(t);
+    const page = await b.request('/login');
+    const nonce = page.headers.getSetCookie().find((c) => c.includes('slipway_csrf='));
+    assert.match(
+      String(nonce),
+      /^__Host-slipway_csrf=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/,
+    );
+    const done = await signInWithBrowser(t, b, 'host-prefix@example.com');
+    const session = done.headers.getSetCookie().find((c) => c.includes('slipway_session='));
+    assert.match(String(session), /^__Host-slipway_session=[^;]+;.*Secure/);
+    assert.doesNotMatch(String(session), /Domain=/i);
+    // A site under the same parent sets `slipway_session` for the parent domain: the browser sends it
+    // first (a longer Path), and the visitor still reaches their own dashboard.
+    const own = b.cookies.get('__Host-slipway_session')!;
+    const shadowed = await b.request('/dashboard', {
+      headers: { cookie: `slipway_session=attacker-session; __Host-slipway_session=${own}` },
+    });
+    assert.equal(shadowed.status, 200);
+    assert.match(shadowed.text, /host-prefix@example\.com/);
+  });
+});
