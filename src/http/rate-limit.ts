@@ -19,12 +19,37 @@ declare module 'fastify' {
   }
 }
 
-/** Neither counted nor given headers (CONTRACT "Rate limits"). */
-export function isRateExempt(method: string, url: string): boolean {
+/** Neither counted nor given headers (CONTRACT "Rate limits"); `path` as routedPath gives it. */
+export function isRateExempt(method: string, path: string): boolean {
   return (
-    (method === 'PUT' && url.startsWith('/api/v1/_upload/')) ||
-    (method === 'POST' && (url === '/api/billing/webhook' || url.startsWith('/api/billing/webhook?')))
+    (method === 'PUT' && path.startsWith('/api/v1/_upload/')) ||
+    (method === 'POST' && path === '/api/billing/webhook')
   );
+}
+
+/**
+ * The path the router serves a request under, which is what the limit must count: the matched route's
+ * pattern, else the target's path decoded as the router decodes it. The raw target is not enough: the
+ * router serves `/%61pi/v1/publish` and the absolute form `http://host/api/v1/publish` (RFC 9112 §3.2.2)
+ * as `/api/v1/publish`, and a limit keyed on the raw text let both through uncounted.
+ */
+export function routedPath(req: FastifyRequest): string {
+  const route = req.routeOptions?.url;
+  if (route) return route;
+  let target = req.url;
+  if (!target.startsWith('/')) {
+    try {
+      target = new URL(target).pathname;
+    } catch {
+      return target;
+    }
+  }
+  const path = target.split(/[?#]/, 1)[0]!;
+  try {
+    return decodeURIComponent(path).replace(/\/{2,}/g, '/');
+  } catch {
+    return path;
+  }
 }
 
 export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
@@ -52,7 +77,8 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
  * 503 when the shared counter cannot be reached. Also resolves the caller's account (req.account).
  */
 export async function limitRequest(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (!req.url.startsWith('/api/') || isRateExempt(req.method, req.url)) return;
+  const path = routedPath(req);
+  if (!path.startsWith('/api/') || isRateExempt(req.method, path)) return;
   const account = (await accountForAuthorization(ctx.db, req.headers.authorization, ctx.clock.now())) ?? null;
   req.account = account;
   const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;

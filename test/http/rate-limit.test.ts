@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { signIn, startTestApp } from '../helpers/app.js';
+import { rawRequest, signIn, startTestApp } from '../helpers/app.js';
 
 const HOUR_MS = 3_600_000;
 const nextTopOfHourS = (nowMs: number) => (Math.floor(nowMs / HOUR_MS) + 1) * 3600;
@@ -52,6 +52,37 @@ describe('rate limits', () => {
       // Exhausted anonymous window: 429 even with a bad key (the limit is checked before the key).
       const bad = await t.api('/api/v1/account', { key: `svc_live_${'1'.repeat(32)}` });
       assert.equal(bad.status, 429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a spent window cannot be dodged by spelling the path differently (percent-encoding, absolute form, //)', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '2' });
+    try {
+      const manifest = JSON.stringify({ files: [{ path: 'index.html', size: 5, contentType: 'text/html' }] });
+      const create = (path: string) =>
+        rawRequest(t.port, {
+          host: `localhost:${t.port}`,
+          path,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: manifest,
+        });
+      for (let i = 0; i < 2; i++) assert.equal((await create('/api/v1/publish')).status, 201);
+      for (const path of [
+        '/api/v1/publish',
+        '/%61pi/v1/publish',
+        '/%61%70%69/v1/publish',
+        `http://localhost:${t.port}/api/v1/publish`,
+        `http://localhost:${t.port}/%61pi/v1/publish`,
+      ]) {
+        const res = await create(path);
+        assert.ok(res.status === 429 || res.status >= 400, `${path}: ${res.status} ${res.body}`);
+        assert.notEqual(res.status, 201, `${path} created a site past the window`);
+      }
+      const sites = await t.ctx.db.kysely.selectFrom('sites').select('slug').execute();
+      assert.equal(sites.length, 2);
     } finally {
       await t.close();
     }
