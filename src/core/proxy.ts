@@ -239,9 +239,16 @@ function fill(
   });
 }
 
-/** A value put into a URL's path or query: characters outside RFC 3986 `pchar` are percent-encoded. */
-const encodeUrlPart = (value: string) =>
+/** A value put into a path segment: characters outside RFC 3986 `pchar` are percent-encoded. */
+const encodePathPart = (value: string) =>
   value.replace(/[^A-Za-z0-9._~:@!$&'()*+,;=-]/g, (c) => encodeURIComponent(c));
+
+/**
+ * A value put into the query: every character but the unreserved ones is percent-encoded, so a value
+ * holding `&`, `=`, `+` or `#` stays one value (upstreams read `+` as a space and `&` as a new field).
+ */
+const encodeQueryPart = (value: string) =>
+  encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** Resolves the target and refuses it when any address is not public (unless the escape hatch is on). */
 async function resolveTarget(deps: ProxyDeps, hostname: string): Promise<LookupAddress[]> {
@@ -282,15 +289,21 @@ function pinnedLookup(addresses: LookupAddress[]) {
 function echoForms(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const base64 = bytes.toString('base64');
+  const json = JSON.stringify(value).slice(1, -1);
+  const uriComponent = encodeURIComponent(value);
   const forms = new Set([
     value,
-    JSON.stringify(value).slice(1, -1),
+    json,
+    json.replace(/\//g, '\\/'), // PHP's json_encode escapes `/`
     base64,
     base64.replace(/=+$/, ''),
     bytes.toString('base64url'),
     bytes.toString('hex'),
-    encodeURIComponent(value),
-    encodeURIComponent(value).replace(/%20/g, '+'),
+    uriComponent,
+    uriComponent.replace(/%20/g, '+'), // form encoding
+    uriComponent.replace(/%2F/gi, '/'), // Python's quote(), Java's and Go's path escaping
+    encodePathPart(value), // as this proxy put it in a path
+    encodeQueryPart(value), // as this proxy put it in a query
   ]);
   return [...forms].filter((form) => form.length > 0).map((form) => form.toLowerCase());
 }
@@ -359,10 +372,10 @@ export async function forwardProxyCall(
   }
   const body = call.body === undefined ? undefined : fill(call.body, values, used);
   // The URL parser percent-encodes braces: `/bot%7B%7BTOKEN%7D%7D/` is `/bot{{TOKEN}}/` to the caller.
-  const template = `${call.url.pathname}${call.url.search}`
-    .replace(/%7B%7B/gi, '{{')
-    .replace(/%7D%7D/gi, '}}');
-  const path = fill(template, values, used, encodeUrlPart);
+  const braces = (text: string) => text.replace(/%7B%7B/gi, '{{').replace(/%7D%7D/gi, '}}');
+  const path =
+    fill(braces(call.url.pathname), values, used, encodePathPart) +
+    fill(braces(call.url.search), values, used, encodeQueryPart);
   // Ask for identity so an echoed secret can be found and masked in the bytes we return.
   headers['accept-encoding'] = 'identity';
 
@@ -405,6 +418,8 @@ export async function forwardProxyCall(
       if (value === undefined) continue;
       const lower = name.toLowerCase();
       if (droppedResponseHeader(lower) || connectionListed.has(lower)) continue;
+      // A field name cannot be masked in place (asterisks are not a token): one that carries a value goes.
+      if (maskText(lower) !== lower) continue;
       out[lower] = Array.isArray(value) ? value.map(maskText) : maskText(value);
     }
     return { status: res.statusCode, headers: out, body: mask(Buffer.concat(chunks)) };

@@ -214,6 +214,47 @@ describe('POST /api/v1/proxy/:slug with the proxy enabled', () => {
     assert.equal(res.text.split('\n').length, forms.length, 'the body keeps its shape (masked in place)');
   });
 
+  test('a value put in the URL is masked as the proxy encoded it, and a query value stays one value', async () => {
+    const value = 's3cr3t/Val+ue==&x=1';
+    const put = await t.api(`/api/v1/publish/${site.slug}/variables`, {
+      method: 'PUT',
+      key: site.key,
+      body: { B64_TOKEN: value },
+    });
+    assert.equal(put.status, 200, put.text);
+    w.upstream.requests.length = 0;
+    w.upstream.handle = (req, res) => {
+      const query = new URL(req.url, 'https://x').searchParams;
+      res.writeHead(404, { 'content-type': 'text/plain', [`x-${Buffer.from(value).toString('hex')}`]: '1' });
+      // What frameworks echo: the raw target, PHP's JSON (`\/`), Python's quote(), the decoded value.
+      res.end(
+        [
+          `Cannot GET ${req.url}`,
+          JSON.stringify({ q: query.get('q') }).replace(/\//g, '\\/'),
+          encodeURIComponent(value).replace(/%2F/g, '/'),
+          `q=${query.get('q')} x=${query.get('x')}`,
+        ].join('\n'),
+      );
+    };
+    const res = await proxyCall(t, site.slug, site.origin, {
+      url: `${base}/p/{{B64_TOKEN}}?q={{B64_TOKEN}}`,
+    });
+    assert.equal(res.status, 404, res.text);
+    const seen = w.upstream.requests[0]!;
+    assert.equal(
+      new URL(seen.url, 'https://x').searchParams.get('q'),
+      value,
+      'the query value arrived whole',
+    );
+    assert.equal(new URL(seen.url, 'https://x').searchParams.get('x'), null, 'the value split the query');
+    for (const form of [value, 's3cr3t/Val+ue', 's3cr3t%2FVal', 'Val%2Bue', 'Val+ue==%26', 's3cr3t\\/Val']) {
+      assert.ok(!res.text.includes(form), `echoed as ${form}: ${res.text}`);
+    }
+    for (const name of res.headers.keys()) {
+      assert.ok(!name.includes(Buffer.from(value).toString('hex')), `a header name carried it: ${name}`);
+    }
+  });
+
   test('every answer carries headers that keep it from running, rendering or being framed on the service origin', async () => {
     w.upstream.requests.length = 0;
     w.upstream.handle = (_req, res) => {
