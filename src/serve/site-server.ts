@@ -57,6 +57,7 @@ import {
   verifySession,
 } from './password-gate.js';
 import { type HostRoute, hostnameOf, mountFor, resolveSiteForHost, type SiteMount } from './resolve-host.js';
+import { isWorkerScriptRequest, WorkerScriptResponse } from './service-worker.js';
 import {
   encodeSitePath,
   folderIndexOf,
@@ -186,7 +187,10 @@ class SiteRequestHandler {
     private readonly catalog: SiteCatalog,
   ) {}
 
-  handle(req: SiteRequestHead, res: SiteResponse, knownHostname: string | undefined): void {
+  handle(req: SiteRequestHead, response: SiteResponse, knownHostname: string | undefined): void {
+    const res = isWorkerScriptRequest(req)
+      ? new WorkerScriptResponse(response, req.method === 'HEAD')
+      : response;
     try {
       const method = req.method;
       if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {

@@ -35,6 +35,11 @@ export interface PageOptions {
   height?: number;
   /** A phone: isMobile, hasTouch and deviceScaleFactor 2; screenshots are named `-phone`. */
   mobile?: boolean;
+  /**
+   * Let pages register service workers (default: blocked, because a worker's own requests bypass the
+   * foreign-request recorder).
+   */
+  serviceWorkers?: boolean;
 }
 
 export interface BrowserPage {
@@ -100,7 +105,7 @@ export async function startBrowser(): Promise<BrowserHarness> {
         viewport: { width: options.width ?? size.width, height: options.height ?? size.height },
         ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
         // Service workers fetch past context.route: keep every request where the routes see it.
-        serviceWorkers: 'block',
+        serviceWorkers: options.serviceWorkers ? 'allow' : 'block',
       });
       contexts.add(context);
       const errors: string[] = [];

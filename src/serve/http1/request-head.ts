@@ -1,7 +1,7 @@
 // The request heads the site fast path answers itself: strict, simple HTTP/1.x GET and HEAD requests
-// without a body (RFC 9112 §2-§5). Anything else — another method, a body, Upgrade, Expect, obs-fold,
-// a bare LF, an absolute-form target, a repeated field the site server reads, a byte out of place —
-// is not parsed here at all: the connection is handed to node:http, whose parser answers or rejects it
+// without a body (RFC 9112 §2-§5). Anything else — another method, a body, Upgrade, Expect, a service
+// worker's script update, obs-fold, a bare LF, an absolute-form target, a repeated field the site server
+// reads, a byte out of place — is not parsed here at all: the connection is handed to node:http, whose parser answers or rejects it
 // exactly as it does for the API. So this parser only has to be right about what it accepts.
 
 import type { IncomingHttpHeaders } from 'node:http';
@@ -92,6 +92,9 @@ export function parseRequestHead(head: string): RequestHead | null {
       case 'transfer-encoding':
       case 'upgrade':
       case 'expect':
+      // A worker's script update may get another answer than a plain GET (serve/service-worker.ts), which
+      // the memo must never hand out: rare (once per controlled navigation), so node:http carries it.
+      case 'service-worker':
         return null;
     }
   }
