@@ -139,10 +139,8 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
   const owned = await accountDomains(deps.db.kysely, account.id);
   const taken = () => invalid(`${domain} is already registered to this account.`);
   if (owned.some((d) => d.domain === domain)) throw taken();
-  // Another account's pending entry does not stop this one (DNS decides); its active entry does.
-  if (await activeDomain(deps.db.kysely, domain)) {
-    throw invalid(`${domain} is already registered to another account, which verified it by DNS.`);
-  }
+  // Another account's entry does not stop this one, pending or active: DNS decides (verifyDomain).
+  const holder = await activeDomain(deps.db.kysely, domain);
   if (owned.length >= limit) {
     throw new ApiError(
       'PLAN_LIMIT',
@@ -176,7 +174,9 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
       instructions: `At your DNS provider, add the records below for ${domain}, then call POST /api/v1/domains/${domain}/verify. DNS changes can take up to 48 hours to propagate; verify may be retried.`,
       records,
     },
-    message: `${domain} was added; it is served once verified.`,
+    message: holder
+      ? `${domain} was added. It is verified by another account today: it moves to you when its DNS holds only your TXT record and points here.`
+      : `${domain} was added; it is served once verified.`,
   };
 }
 
@@ -272,7 +272,10 @@ export async function verifyDomain(deps: DomainDeps, account: AccountRow, input:
       message: `${row.domain} is verified and active.`,
     };
   }
-  if (await activeDomain(deps.db.kysely, row.domain)) return lost(deps, account, row);
+  // The account that verified first keeps the domain while DNS still names it; once DNS no longer does
+  // (the domain changed hands, its new holder replaced the records), a claim DNS names takes it over.
+  const holder = await activeDomain(deps.db.kysely, row.domain);
+  if (holder && (await dnsProblems(deps, holder)).length === 0) return lost(deps, account, row);
   const problems = await dnsProblems(deps, row);
   if (problems.length > 0) {
     return {
@@ -282,6 +285,7 @@ export async function verifyDomain(deps: DomainDeps, account: AccountRow, input:
       message: `Not verified yet: ${problems.join('; ')}. DNS changes can take up to 48 hours to propagate; try again later.`,
     };
   }
+  if (holder) await releaseDomain(deps, holder);
   if (!(await claimDomain(deps, account, row))) return lost(deps, account, row);
   deps.changes.publish({ kind: 'host', host: row.domain });
   return {
@@ -317,6 +321,15 @@ async function claimDomain(deps: DomainDeps, account: AccountRow, row: DomainRow
   return true;
 }
 
+/** Removes an account's entry of a domain and its links, at once on every node. */
+async function releaseDomain(deps: DomainDeps, row: DomainRow): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    await deleteLinksWhere(trx, { accountId: row.account_id, domain: row.domain });
+    await deleteDomainRow(trx, row.account_id, row.domain);
+  });
+  deps.changes.publish({ kind: 'host', host: row.domain });
+}
+
 /** GET /api/v1/domains. */
 export async function listDomains(deps: DomainDeps, account: AccountRow) {
   const rows = await accountDomains(deps.db.kysely, account.id);
@@ -326,10 +339,6 @@ export async function listDomains(deps: DomainDeps, account: AccountRow) {
 /** DELETE /api/v1/domains/:domain: the domain and its links, at once on every node. */
 export async function deleteDomain(deps: DomainDeps, account: AccountRow, input: string) {
   const row = await ownedDomain(deps, account, input);
-  await deps.db.transaction(async (trx) => {
-    await deleteLinksWhere(trx, { accountId: account.id, domain: row.domain });
-    await deleteDomainRow(trx, account.id, row.domain);
-  });
-  deps.changes.publish({ kind: 'host', host: row.domain });
+  await releaseDomain(deps, row);
   return { domain: row.domain, deleted: true as const };
 }

@@ -308,9 +308,11 @@ describe('custom domains: pending claims (issue 19)', () => {
       assertError(res, 404, 'NOT_FOUND');
       assert.match(res.body.error, /verified by another account/);
     }
+    // A new claim may be added (DNS decides), says whose the domain is, and loses while DNS names the owner.
     const again = await add(domain, squatter);
-    assertError(again, 400, 'INVALID_REQUEST');
-    assert.match(again.body.error, /another account/);
+    assert.equal(again.status, 201, again.text);
+    assert.match(again.body.message, /verified by another account/);
+    assertError(await verify(domain, squatter), 404, 'NOT_FOUND');
     // Its slot on the Free plan (1 domain) is free again.
     assert.equal((await add('elsewhere.squatter.example', squatter)).status, 201);
 
@@ -331,6 +333,45 @@ describe('custom domains: pending claims (issue 19)', () => {
       ]),
       [[domain, 'active', 'active']],
     );
+  });
+
+  test('a domain that changes hands moves by DNS: its new holder takes it from a stale account, nobody else can', async () => {
+    const seller = await signIn(t, 'seller@example.com');
+    const buyer = await signIn(t, 'buyer@example.com');
+    const domain = 'shop.sold.example';
+    assert.equal((await add(domain, seller)).status, 201);
+    dns.records[`_service.${domain}`] = { TXT: [await txtOf(domain, seller)] };
+    dns.records[domain] = { CNAME: TARGET };
+    assert.equal((await verify(domain, seller)).body.verified, true);
+    const old = assertPublished(await publish(t, { 'index.html': '<p>seller</p>' }, { key: seller })).slug;
+    const link = { slug: old, domain };
+    assert.equal((await t.api('/api/v1/links', { method: 'POST', key: seller, body: link })).status, 201);
+
+    // The buyer adds it; while DNS still names the seller's token, the seller keeps it.
+    const added = await add(domain, buyer);
+    assert.equal(added.status, 201, added.text);
+    const buyerTxt = added.body.dns.records[1].value;
+    dns.records[`_service.${domain}`] = { TXT: [await txtOf(domain, seller), buyerTxt] };
+    assertError(await verify(domain, buyer), 404, 'NOT_FOUND');
+    assert.equal((await hostRequest(t, domain, '/')).text, '<p>seller</p>');
+
+    // The buyer's DNS names only the buyer: the domain, and only the domain, moves.
+    assert.equal((await add(domain, buyer)).status, 201);
+    dns.records[`_service.${domain}`] = {
+      TXT: [(await t.api('/api/v1/domains', { key: buyer })).body.domains[0].verificationTxtValue],
+    };
+    const moved = await verify(domain, buyer);
+    assert.equal(moved.body.verified, true, moved.text);
+    assert.equal(
+      (await hostRequest(t, domain, '/')).status,
+      404,
+      'the seller’s site no longer answers there',
+    );
+    assert.deepEqual((await t.api('/api/v1/domains', { key: seller })).body, { domains: [], total: 0 });
+    assert.equal((await t.api('/api/v1/links', { key: seller })).body.links.length, 0);
+    const gone = await verify(domain, seller);
+    assertError(gone, 404, 'NOT_FOUND');
+    assert.match(gone.body.error, /verified by another account/);
   });
 
   test('the database allows one active entry per domain: two verifies at once, one wins', async () => {
