@@ -1,4 +1,5 @@
-// The composition root of the HTTP service: one node:http server whose requests are routed by Host.
+// The HTTP app: one node:http server whose requests are routed by Host, built from the services the
+// composition root (src/compose.ts) hands it.
 // The BASE_URL host (and bare IP hosts) goes to Fastify (API, pages, ops); every other host goes to
 // the site server directly, so site traffic pays no framework routing or hooks (DESIGN "House style" 10).
 // Plain site GET/HEAD requests do not even reach node:http's request objects: the site fast path
@@ -10,12 +11,26 @@ import { isIP } from 'node:net';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { AppContext } from './context.js';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { AccountDeps } from './core/account.js';
+import type { BillingDeps } from './core/billing.js';
+import type { BodyPace } from './core/body-pace.js';
+import type { DomainDeps } from './core/domains.js';
+import type { HandleDeps } from './core/handle.js';
+import type { LinkDeps } from './core/links.js';
+import type { ProxyDeps } from './core/proxy.js';
+import type { ProxyHostDeps } from './core/proxy-hosts.js';
+import type { PublishDeps } from './core/publish.js';
+import type { SessionDeps } from './core/sessions.js';
+import type { SignInDeps } from './core/signin.js';
+import type { TlsAskDeps } from './core/tls-ask.js';
+import type { UploadDeps } from './core/upload.js';
+import type { VariableDeps } from './core/variables.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
 import { registerClientAddress } from './http/client-address.js';
-import { coreDeps } from './http/deps.js';
 import { domainRoutes } from './http/domains.js';
 import {
   clientErrorResponse,
@@ -26,13 +41,13 @@ import {
 import { handleRoutes } from './http/handle.js';
 import { JSON_BODY_LIMIT_BYTES, registerJsonParser } from './http/json.js';
 import { linkRoutes } from './http/links.js';
-import { createMetrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
+import { type Metrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
-import { opsRoutes } from './http/ops.js';
+import { type HealthDeps, opsRoutes } from './http/ops.js';
 import { registerPages } from './http/pages.js';
 import { proxyRoutes } from './http/proxy.js';
 import { proxyHostRoutes } from './http/proxy-hosts.js';
-import { limitRequest, registerRateLimit } from './http/rate-limit.js';
+import { limitRequest, type RateLimitDeps, registerRateLimit } from './http/rate-limit.js';
 import { registerRequestBodies } from './http/request-body.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
@@ -41,7 +56,8 @@ import { webRoutes } from './http/web.js';
 import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
-import { createSiteServer } from './serve/site-server.js';
+import type { SiteServer } from './serve/site-server.js';
+import type { Clock } from './shared/clock.js';
 
 export type HostTarget = 'api' | 'site';
 
@@ -64,15 +80,43 @@ export function hostTarget(hostname: string, baseHost: string): HostTarget {
 
 export type App = FastifyInstance;
 
-export async function buildApp(ctx: AppContext): Promise<App> {
-  const metrics = createMetrics();
-  // SERVE_CACHE_MB bounds all serving memory: with the fast path, its response memo takes an eighth.
-  const memoBytes = ctx.config.serveFastPath ? Math.floor(ctx.config.serveCacheBytes / 8) : 0;
-  const siteServer = createSiteServer(ctx, metrics.registry, ctx.config.serveCacheBytes - memoBytes);
-  const { baseHost } = ctx.config;
+/** What the HTTP app uses: one core dependency object per area, each built once (src/compose.ts). */
+export interface AppServices {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  health: HealthDeps;
+  rateLimit: RateLimitDeps;
+  signIn: SignInDeps;
+  sessions: SessionDeps;
+  account: AccountDeps;
+  /** Sites: publish, update, finalize (with the secret scan), list, claim, metadata, versions. */
+  publish: PublishDeps;
+  uploads: UploadDeps & { uploadsPerClient: number };
+  /** Site variables and proxy hosts. */
+  secrets: VariableDeps & ProxyHostDeps;
+  proxy: ProxyDeps;
+  /** Handle, custom domains, links, the TLS front end's question. */
+  hosts: HandleDeps & DomainDeps & LinkDeps & TlsAskDeps;
+  billing: BillingDeps;
+  /** How slowly request bodies may arrive. */
+  bodyPace: BodyPace;
+}
+
+/** The site server the non-API hosts go to, the fast path's share of serving memory, and /metrics. */
+export interface AppSites {
+  siteServer: SiteServer;
+  memoBytes: number;
+  metrics: Metrics;
+}
+
+export async function buildApp(services: AppServices, sites: AppSites): Promise<App> {
+  const { config, logger, clock } = services;
+  const { siteServer, memoBytes, metrics } = sites;
+  const { baseHost } = config;
 
   const app = Fastify({
-    loggerInstance: ctx.logger as FastifyBaseLogger,
+    loggerInstance: logger as FastifyBaseLogger,
     // Fastify reads no X-Forwarded-* field (its `ip` is the socket's peer): the client is req.clientAddress,
     // decided by the one rule of src/core/client-address.ts for the API and the site server alike.
     trustProxy: false,
@@ -83,22 +127,24 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Refusals before any route or hook runs leave with the spec's error body too.
-    frameworkErrors: frameworkErrorHandler(async (req, reply) => limitRequest(ctx, req, reply)),
+    frameworkErrors: frameworkErrorHandler(async (req, reply) =>
+      limitRequest(services.rateLimit, req, reply),
+    ),
     clientErrorHandler: clientErrorResponse,
     serverFactory: (handler) =>
       createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
         const hostname = hostnameOf(req.headers.host);
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
-        else siteServer.handle(req, new NodeSiteResponse(res, ctx.bodyPace), hostname);
+        else siteServer.handle(req, new NodeSiteResponse(res, services.bodyPace), hostname);
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  registerClientAddress(app, ctx.config.trustProxy);
-  registerRequestBodies(app, ctx.bodyPace);
+  registerClientAddress(app, config.trustProxy);
+  registerRequestBodies(app, services.bodyPace);
   registerJsonParser(app);
   registerErrorHandling(app);
 
-  await app.register(swagger, openApiOptions(ctx.config));
+  await app.register(swagger, openApiOptions(config));
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
@@ -112,7 +158,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', API_CSP);
     done(null, payload);
   });
-  registerRateLimit(app, ctx);
+  registerRateLimit(app, services.rateLimit);
   app.addHook('onResponse', (req, reply, done) => {
     observeRequest(
       metrics,
@@ -124,35 +170,32 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     done();
   });
 
-  await app.register(opsRoutes(ctx, metrics));
-  await registerPages(app, ctx.config);
-  const deps = coreDeps(ctx);
-  await app.register(authRoutes(deps.signIn));
-  await app.register(accountRoutes(ctx));
-  await app.register(siteRoutes(deps.publish));
-  await app.register(uploadRoutes(deps.publish, ctx.uploadsPerClient));
-  await app.register(webRoutes(ctx, deps));
-  await app.register(variableRoutes(deps.secrets));
-  await app.register(proxyHostRoutes(deps.secrets));
-  await app.register(billingRoutes(deps.billing));
-  await app.register(handleRoutes(deps.hosts));
-  await app.register(domainRoutes(deps.hosts));
-  await app.register(linkRoutes(deps.hosts));
-  await app.register(
-    proxyRoutes({ ...deps.secrets, config: ctx.config, resolve: ctx.resolveHost, ca: ctx.proxyCa }),
-  );
+  await app.register(opsRoutes(services.health, metrics));
+  await registerPages(app, config);
+  await app.register(authRoutes(services.signIn));
+  await app.register(accountRoutes(services.account));
+  await app.register(siteRoutes(services.publish));
+  await app.register(uploadRoutes(services.uploads));
+  await app.register(webRoutes(services));
+  await app.register(variableRoutes(services.secrets));
+  await app.register(proxyHostRoutes(services.secrets));
+  await app.register(billingRoutes(services.billing));
+  await app.register(handleRoutes(services.hosts));
+  await app.register(domainRoutes(services.hosts));
+  await app.register(linkRoutes(services.hosts));
+  await app.register(proxyRoutes(services.proxy));
 
-  if (ctx.config.serveFastPath) {
+  if (config.serveFastPath) {
     const fastPath = installSiteFastPath(app.server, {
       isSiteHost: (hostname) => hostTarget(hostname, baseHost) === 'site',
       handle: (req, res, hostname) => siteServer.handle(req, res, hostname),
       memoBytes,
       generation: () => siteServer.generation(),
-      now: () => ctx.clock.now(),
+      now: () => clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
     });
     if (fastPath === null) {
-      ctx.logger.warn('site fast path unavailable on this Node release: node:http serves every request');
+      logger.warn('site fast path unavailable on this Node release: node:http serves every request');
     } else {
       registerFastPathMetrics(metrics, () => fastPath.stats());
       // node:http closes its idle connections on close; the fast path's are its own to close.

@@ -1,9 +1,7 @@
 // Entry point: read the configuration, build the stores and the app, listen, and shut down cleanly.
 
-import { buildApp } from './app.js';
+import { composeService } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createContext } from './context.js';
-import { startSweeper } from './core/sweeper.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -16,25 +14,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const ctx = await createContext(config);
-  const app = await buildApp(ctx);
+  const service = await composeService(config);
+  const { app } = service;
+  const { logger } = service.stores;
   await app.listen({ port: config.port, host: config.host });
-  ctx.logger.info(
+  logger.info(
     { baseUrl: config.baseUrl, siteDomain: config.siteDomain, dataDir: config.dataDir },
     'slipway ready',
   );
-  const sweeper = startSweeper(
-    {
-      db: ctx.db,
-      blobs: ctx.blobs,
-      clock: ctx.clock,
-      changes: ctx.changes,
-      logger: ctx.logger,
-      anonymousGraceMs: config.anonymousGraceMs,
-      lease: ctx.lease,
-    },
-    config.sweepIntervalMs,
-  );
+  const sweeper = service.startSweeper();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -44,13 +32,12 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => process.exit(1), 10_000);
     timer.unref();
     try {
-      ctx.logger.info({ signal }, 'shutting down');
+      logger.info({ signal }, 'shutting down');
     } catch {
       // stdout gone (the parent closed the pipe): shut down all the same.
     }
     await sweeper.stop();
-    await app.close();
-    await ctx.close();
+    await service.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

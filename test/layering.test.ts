@@ -1,4 +1,5 @@
-// Dependencies point one way (README "Layout"): shared <- store <- core <- serve <- http <- app. Reads every
+// Dependencies point one way (README "Layout"): shared <- store <- core <- serve <- http <- app.ts <-
+// compose.ts <- server.ts, with config.ts read by all. Reads every
 // relative import under src/ and fails on one that points up, so a new module cannot quietly break it.
 
 import assert from 'node:assert/strict';
@@ -9,25 +10,24 @@ import { test } from 'node:test';
 const SRC = resolve('src');
 
 /** What each layer may not import (directories under src/, or root modules by file name). */
+const ROOT_MODULES = ['config.ts', 'app.ts', 'compose.ts', 'server.ts'];
 const FORBIDDEN: Record<string, string[]> = {
-  shared: ['store', 'core', 'serve', 'http', 'config.ts', 'context.ts', 'app.ts', 'server.ts'],
-  store: ['core', 'serve', 'http', 'context.ts', 'app.ts', 'server.ts'],
-  core: ['serve', 'http', 'context.ts', 'app.ts', 'server.ts'],
-  serve: ['http', 'app.ts', 'server.ts'],
+  shared: ['store', 'core', 'serve', 'http', ...ROOT_MODULES],
+  // config.ts is read by every layer: it may lean on core's types (plan names) and shared, nothing else.
+  'config.ts': ['store', 'serve', 'http', 'client', 'cli', 'app.ts', 'compose.ts', 'server.ts'],
+  store: ['core', 'serve', 'http', 'app.ts', 'compose.ts', 'server.ts'],
+  core: ['serve', 'http', 'app.ts', 'compose.ts', 'server.ts'],
+  serve: ['http', 'app.ts', 'compose.ts', 'server.ts'],
+  http: ['app.ts', 'compose.ts', 'server.ts'],
+  // The HTTP app is handed its services: it never opens a store or builds a dependency itself.
+  'app.ts': ['store', 'compose.ts', 'server.ts'],
+  // The composition root builds everything; only the process entry point sits above it.
+  'compose.ts': ['server.ts', 'client', 'cli'],
+  // The process entry: configuration and the composition root, nothing else.
+  'server.ts': ['store', 'core', 'serve', 'http', 'app.ts', 'client', 'cli'],
   // The API client and the CLI/MCP shells over it talk to the service over HTTP only (issue 13).
-  client: [
-    'store',
-    'core',
-    'serve',
-    'http',
-    'shared',
-    'cli',
-    'config.ts',
-    'context.ts',
-    'app.ts',
-    'server.ts',
-  ],
-  cli: ['store', 'core', 'serve', 'http', 'shared', 'config.ts', 'context.ts', 'app.ts', 'server.ts'],
+  client: ['store', 'core', 'serve', 'http', 'shared', 'cli', ...ROOT_MODULES],
+  cli: ['store', 'core', 'serve', 'http', 'shared', ...ROOT_MODULES],
 };
 
 function sources(dir: string): string[] {
@@ -51,6 +51,11 @@ test('no module imports from a layer above its own', () => {
     }
   }
   assert.deepEqual(violations, []);
+});
+
+test('every module of src/ belongs to a layer the rules above name', () => {
+  const layers = new Set(sources(SRC).map(layerOf));
+  assert.deepEqual([...layers].filter((layer) => !(layer in FORBIDDEN)).sort(), []);
 });
 
 test('the layering check sees imports (it would catch a violation)', () => {

@@ -17,6 +17,12 @@ export interface AccountView {
   createdAt: string;
 }
 
+/** What the account view reads: usage counters and the operator's plan overrides. */
+export interface AccountDeps {
+  db: Db;
+  planOverrides: PlanOverrides;
+}
+
 export async function describeAccount(
   db: Db,
   account: AccountRow,

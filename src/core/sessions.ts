@@ -2,12 +2,23 @@
 // hash, ended by sign-out (or expiry); and the CSRF token of the forms, bound to the session by an HMAC.
 
 import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { Clock } from '../shared/clock.js';
 import type { Db } from '../store/db/db.js';
 import { type AccountRow, findAccountById } from '../store/db/tables/account.js';
 import { withEffectivePlan } from './plans.js';
 import { hmacBase64Url, safeEqual, sha256Hex } from './secrets.js';
 
 export const SESSION_COOKIE = 'slipway_session';
+
+/** What the web pages' sessions use: the sessions table, the clock, the CSRF key and the hosts they show. */
+export interface SessionDeps {
+  db: Db;
+  clock: Clock;
+  /** Keys the CSRF tokens of the forms and the signed notices. */
+  csrfKey: Buffer;
+  config: Pick<Config, 'scheme' | 'baseUrl' | 'siteDomain' | 'cnameTarget' | 'planOverrides'>;
+}
 export const SESSION_TTL_MS = 30 * 24 * 3_600_000;
 
 export async function startSession(db: Db, accountId: string, now: number): Promise<string> {

@@ -2,8 +2,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
-import { describeAccount } from '../core/account.js';
+import { type AccountDeps, describeAccount } from '../core/account.js';
 import { requireAccount } from './rate-limit.js';
 import { ErrorBody, NullableString, SECURITY } from './schemas.js';
 
@@ -33,7 +32,7 @@ const AccountReply = Type.Object({
   createdAt: Type.String(),
 });
 
-export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function accountRoutes(deps: AccountDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/api/v1/account',
@@ -45,7 +44,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: AccountReply, '4xx': ErrorBody },
         },
       },
-      async (req) => describeAccount(ctx.db, requireAccount(req), ctx.config.planOverrides),
+      async (req) => describeAccount(deps.db, requireAccount(req), deps.planOverrides),
     );
   };
 }

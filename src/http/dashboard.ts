@@ -4,14 +4,15 @@
 // API (same validation, same error messages) and redirects back (303) with a one-line notice.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
-import { checkout, portal } from '../core/billing.js';
-import { addDomain, deleteDomain, listDomains, verifyDomain } from '../core/domains.js';
+import { type BillingDeps, checkout, portal } from '../core/billing.js';
+import { addDomain, type DomainDeps, deleteDomain, listDomains, verifyDomain } from '../core/domains.js';
 import { ApiError } from '../core/errors.js';
-import { putHandle } from '../core/handle.js';
-import { createLink, deleteLink, listLinks } from '../core/links.js';
-import { deleteProxyHost, listProxyHosts, putProxyHosts } from '../core/proxy-hosts.js';
-import { regenerateApiKey } from '../core/signin.js';
+import { type HandleDeps, putHandle } from '../core/handle.js';
+import { createLink, deleteLink, type LinkDeps, listLinks } from '../core/links.js';
+import { deleteProxyHost, listProxyHosts, type ProxyHostDeps, putProxyHosts } from '../core/proxy-hosts.js';
+import type { PublishDeps } from '../core/publish.js';
+import type { SessionDeps } from '../core/sessions.js';
+import { regenerateApiKey, type SignInDeps } from '../core/signin.js';
 import {
   deleteSite,
   duplicateSite,
@@ -20,10 +21,9 @@ import {
   siteDetails,
   updateMetadata,
 } from '../core/sites.js';
-import { deleteVariable, listVariables, putVariables } from '../core/variables.js';
+import { deleteVariable, listVariables, putVariables, type VariableDeps } from '../core/variables.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
-import type { CoreDeps } from './deps.js';
 import { sendPage } from './pages.js';
 
 export interface Session {
@@ -32,6 +32,16 @@ export interface Session {
 }
 
 /** What web.ts lends the dashboard: the session, the forms' CSRF field and check, the refusal page. */
+/** What the web pages use: the core services the API's routes use, and the sessions' own. */
+export interface WebDeps {
+  signIn: SignInDeps;
+  publish: PublishDeps;
+  secrets: VariableDeps & ProxyHostDeps;
+  hosts: HandleDeps & DomainDeps & LinkDeps;
+  billing: BillingDeps;
+  sessions: SessionDeps;
+}
+
 export interface WebKit {
   session(req: FastifyRequest): Promise<Session | undefined>;
   /** A 303 to `path` that shows `notice` there, to this session only (signed). */
@@ -53,13 +63,13 @@ const EXPIRY_CHOICES = [
   { value: String(30 * 86_400), label: 'In 30 days' },
 ];
 
-const handleUrl = (ctx: AppContext, handle: string) =>
-  `${ctx.config.scheme}://${handle}.${ctx.config.siteDomain}/`;
+const handleUrl = (web: SessionDeps, handle: string) =>
+  `${web.config.scheme}://${handle}.${web.config.siteDomain}/`;
 
 /** The account-wide sections of /dashboard: plan, handle, domains, API key. */
 export async function accountSections(
-  ctx: AppContext,
-  deps: CoreDeps,
+  web: SessionDeps,
+  deps: WebDeps,
   s: Session,
   kit: WebKit,
   siteSlugs: string[],
@@ -85,7 +95,7 @@ ${
 <h2>Handle</h2>
 <p>${
     s.account.handle
-      ? html`Your handle: <a href="${handleUrl(ctx, s.account.handle)}">${handleUrl(ctx, s.account.handle)}</a>`
+      ? html`Your handle: <a href="${handleUrl(web, s.account.handle)}">${handleUrl(web, s.account.handle)}</a>`
       : 'No handle yet.'
   }${hobby ? '' : ' Handles come with Hobby.'}</p>
 ${
@@ -123,7 +133,7 @@ ${
         (
           d,
         ) => html`<tr><td data-label="Domain">${d.domain}</td><td data-label="Status">${d.status} (TLS ${d.sslStatus})</td>
-<td data-label="DNS records"><p>CNAME <code class="record">${d.domain}</code> → <code class="record" data-copy="the CNAME target">${ctx.config.cnameTarget}</code></p>
+<td data-label="DNS records"><p>CNAME <code class="record">${d.domain}</code> → <code class="record" data-copy="the CNAME target">${web.config.cnameTarget}</code></p>
 <p>TXT <code class="record">${d.verificationTxtName}</code> = <code class="record" data-copy="the TXT value">${d.verificationTxtValue}</code></p></td>
 <td class="actions"><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit" aria-label="Verify ${d.domain}">Verify</button></form>
 <form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit" aria-label="Delete ${d.domain}">Delete</button></form></td></tr>`,
@@ -136,7 +146,8 @@ ${
 <form method="post" action="/dashboard/api-key" data-confirm="Replace your API key? Scripts and the CLI using the current key stop working at once.">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
 }
 
-export function registerDashboard(app: FastifyInstance, ctx: AppContext, deps: CoreDeps, kit: WebKit): void {
+export function registerDashboard(app: FastifyInstance, deps: WebDeps, kit: WebKit): void {
+  const web = deps.sessions;
   const { publish: publishDeps, secrets: secretDeps, hosts: hostDeps, billing: billingDeps } = deps;
 
   /** A dashboard action: session and CSRF checked, refusals of core shown as a notice on `returnTo`. */
@@ -341,7 +352,7 @@ export function registerDashboard(app: FastifyInstance, ctx: AppContext, deps: C
     const s = await kit.session(req);
     const body = (req.body ?? {}) as Record<string, string | undefined>;
     if (!s || !kit.formAllowed(req, s, body)) return kit.refused(reply);
-    const apiKey = await regenerateApiKey({ db: ctx.db, clock: ctx.clock }, s.account, s.token);
+    const apiKey = await regenerateApiKey(web, s.account, s.token);
     return sendPage(
       reply,
       200,

@@ -1,11 +1,18 @@
 // Operational endpoints on the BASE_URL host: liveness, readiness, Prometheus metrics, OpenAPI.
 
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
 import type { Metrics } from './metrics.js';
 
-export function opsRoutes(ctx: AppContext, metrics: Metrics) {
+/** What readiness checks: the database and the blob store answer. */
+export interface HealthDeps {
+  db: { ping(): Promise<unknown> };
+  blobs: { ping(): Promise<unknown> };
+  logger: Logger;
+}
+
+export function opsRoutes(deps: HealthDeps, metrics: Metrics) {
   return async (app: FastifyInstance) => {
     app.get(
       '/healthz',
@@ -34,10 +41,10 @@ export function opsRoutes(ctx: AppContext, metrics: Metrics) {
         },
       },
       async (_req, reply) => {
-        const checks = await Promise.allSettled([ctx.db.ping(), ctx.blobs.ping()]);
+        const checks = await Promise.allSettled([deps.db.ping(), deps.blobs.ping()]);
         const [database, storage] = checks.map((c) => (c.status === 'fulfilled' ? 'ok' : 'unreachable'));
         const ready = database === 'ok' && storage === 'ok';
-        if (!ready) ctx.logger.warn({ database, storage }, 'not ready');
+        if (!ready) deps.logger.warn({ database, storage }, 'not ready');
         return reply.code(ready ? 200 : 503).send({ ok: ready, database, storage });
       },
     );

@@ -3,12 +3,15 @@
 // valid, else the client IP's anonymous limit, checked before any handler answers 401.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import { limitKey } from '../core/client-address.js';
 import { ApiError, unauthorized } from '../core/errors.js';
 import { checkRateLimit, type RateDecision } from '../core/rate-limit.js';
 import { accountForAuthorization } from '../core/signin.js';
+import type { Clock } from '../shared/clock.js';
+import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
+import type { RateStore } from '../store/rate/types.js';
 import { unavailable } from './errors.js';
 
 declare module 'fastify' {
@@ -52,11 +55,19 @@ export function routedPath(req: FastifyRequest): string {
   }
 }
 
-export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
+/** What the limiter reads: keys (to find the account), the counters and the limits per plan. */
+export interface RateLimitDeps {
+  db: Db;
+  clock: Clock;
+  rate: RateStore;
+  limits: Config['rateLimits'];
+}
+
+export function registerRateLimit(app: FastifyInstance, deps: RateLimitDeps): void {
   app.decorateRequest('account', null);
   app.decorateRequest('rate', null);
 
-  app.addHook('onRequest', (req, reply) => limitRequest(ctx, req, reply));
+  app.addHook('onRequest', (req, reply) => limitRequest(deps, req, reply));
 
   // Error replies may have been reset by the framework; put the window headers back on every answer.
   app.addHook('onSend', (req, reply, payload, done) => {
@@ -76,16 +87,21 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
  * Counts an /api/ request against its window and sets the window headers; throws 429 past the limit and
  * 503 when the shared counter cannot be reached. Also resolves the caller's account (req.account).
  */
-export async function limitRequest(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function limitRequest(
+  deps: RateLimitDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   const path = routedPath(req);
   if (!path.startsWith('/api/') || isRateExempt(req.method, path)) return;
-  const account = (await accountForAuthorization(ctx.db, req.headers.authorization, ctx.clock.now())) ?? null;
+  const account =
+    (await accountForAuthorization(deps.db, req.headers.authorization, deps.clock.now())) ?? null;
   req.account = account;
-  const limit = account ? ctx.config.rateLimits[account.plan] : ctx.config.rateLimits.anonymous;
+  const limit = account ? deps.limits[account.plan] : deps.limits.anonymous;
   const subject = account ? `acct:${account.id}` : `ip:${limitKey(req.clientAddress)}`;
   let decision: RateDecision;
   try {
-    decision = await checkRateLimit(ctx.rate, subject, limit, ctx.clock.now());
+    decision = await checkRateLimit(deps.rate, subject, limit, deps.clock.now());
   } catch (err) {
     // Fail closed: without the shared counter no limit can be promised (decisions.md).
     throw unavailable(err);

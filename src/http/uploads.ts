@@ -12,7 +12,8 @@ import { ErrorBody } from './schemas.js';
 /** Retry-After of a refusal for too many uploads at once: one of them is likely done by then. */
 const UPLOADS_BUSY_RETRY_AFTER_S = 5;
 
-export function uploadRoutes(deps: UploadDeps, uploadsPerClient: number): FastifyPluginAsyncTypebox {
+export function uploadRoutes(deps: UploadDeps & { uploadsPerClient: number }): FastifyPluginAsyncTypebox {
+  const { uploadsPerClient } = deps;
   return async (app) => {
     /** Uploads under way on this node, per client (limitKey). */
     const underWay = new Map<string, number>();

@@ -5,7 +5,6 @@
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
 import { describeAccount } from '../core/account.js';
 import { ApiError } from '../core/errors.js';
 import {
@@ -24,8 +23,7 @@ import { claimableSite, claimSite, listSites, siteDetails } from '../core/sites.
 import { cookieValue } from '../serve/password-gate.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
-import { accountSections, registerDashboard, type Session, type WebKit } from './dashboard.js';
-import type { CoreDeps } from './deps.js';
+import { accountSections, registerDashboard, type Session, type WebDeps, type WebKit } from './dashboard.js';
 import { sendPage } from './pages.js';
 
 const NONCE_COOKIE = 'slipway_csrf';
@@ -57,19 +55,20 @@ function safeNext(next: unknown, base: URL): string {
   return path.startsWith('//') ? HOME : path;
 }
 
-export function webRoutes(ctx: AppContext, deps: CoreDeps) {
+export function webRoutes(deps: WebDeps) {
+  const web = deps.sessions;
   const publishDeps = deps.publish;
   const signInDeps = deps.signIn;
-  const secure = ctx.config.scheme === 'https' ? '; Secure' : '';
+  const secure = web.config.scheme === 'https' ? '; Secure' : '';
   // Under https the cookies carry the `__Host-` prefix (RFC 6265bis §4.1.3.2): a browser accepts such a
   // cookie only host-only, Secure and on Path=/, so a site on a sibling host (a SITE_DOMAIN under the same
   // parent as BASE_URL) cannot set or shadow the dashboard's session or CSRF nonce with a Domain cookie.
-  const cookiePrefix = ctx.config.scheme === 'https' ? '__Host-' : '';
+  const cookiePrefix = web.config.scheme === 'https' ? '__Host-' : '';
   const sessionCookie = `${cookiePrefix}${SESSION_COOKIE}`;
   const nonceCookie = `${cookiePrefix}${NONCE_COOKIE}`;
-  const base = new URL(ctx.config.baseUrl);
+  const base = new URL(web.config.baseUrl);
   const baseOrigin = base.origin;
-  const csrfKey = ctx.keys.csrf;
+  const csrfKey = web.csrfKey;
 
   const cookie = (name: string, value: string, maxAgeS: number) =>
     `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure}`;
@@ -77,7 +76,7 @@ export function webRoutes(ctx: AppContext, deps: CoreDeps) {
   /** The session token and account of a request (undefined when signed out). */
   async function session(req: FastifyRequest) {
     const token = cookieValue(req.headers.cookie, sessionCookie);
-    const account = await sessionAccount(ctx.db, token, ctx.clock.now());
+    const account = await sessionAccount(web.db, token, web.clock.now());
     return account && token ? { token, account } : undefined;
   }
 
@@ -158,7 +157,7 @@ ${alert}
     s: { token: string; account: AccountRow },
     notice?: SafeHtml,
   ) {
-    const view = await describeAccount(ctx.db, s.account, ctx.config.planOverrides);
+    const view = await describeAccount(web.db, s.account, web.config.planOverrides);
     const sites = await listSites(publishDeps, s.account, { limit: 100 });
     const rows = sites.sites.map(
       (
@@ -180,7 +179,7 @@ ${
     : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
 }
 ${await accountSections(
-  ctx,
+  web,
   deps,
   s,
   kit,
@@ -242,7 +241,7 @@ ${await accountSections(
         const account = await verifyCodeForSession(signInDeps, body.email ?? '', body.code ?? '', {
           ip: req.clientAddress,
         });
-        const token = await startSession(ctx.db, account.id, ctx.clock.now());
+        const token = await startSession(web.db, account.id, web.clock.now());
         reply.header('set-cookie', cookie(sessionCookie, token, SESSION_TTL_MS / 1000));
         return reply.redirect(next, 303);
       } catch (err) {
@@ -255,7 +254,7 @@ ${await accountSections(
     app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
       const s = await session(req);
       if (!s || crossSite(req) || !csrfTokenValid(csrfKey, s.token, form(req)._csrf)) return refused(reply);
-      await endSession(ctx.db, s.token);
+      await endSession(web.db, s.token);
       reply.header('set-cookie', cookie(sessionCookie, '', 0));
       return reply.redirect('/', 303);
     });
@@ -265,7 +264,7 @@ ${await accountSections(
       if (!s) return reply.redirect(`/login?next=${HOME}`, 303);
       return dashboard(reply, s, kit.notice(req, s));
     });
-    registerDashboard(app, ctx, deps, kit);
+    registerDashboard(app, deps, kit);
 
     // claimUrl (CONTRACT): a used, wrong or expired link says so at once; a good one asks for a sign-in if
     // needed, then one button claims the site and lands on its page in the dashboard.

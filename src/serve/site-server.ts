@@ -6,17 +6,25 @@
 
 import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { AppContext } from '../context.js';
+import type { TrustProxy } from '../config.js';
+import type { BodyPace } from '../core/body-pace.js';
 import { BodyTooSlowError } from '../core/body-pace.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
 import { verifyPassword } from '../core/password.js';
+import type { PlanOverrides } from '../core/plans.js';
+import type { Clock } from '../shared/clock.js';
+import type { ChangeBus } from '../shared/events.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
 import { pickEncoding } from '../shared/rules/encoding.js';
 import { headersFor } from '../shared/rules/headers.js';
 import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
 import { parseRange } from '../shared/rules/range.js';
+import type { BlobStore } from '../store/blob/types.js';
+import type { Db } from '../store/db/db.js';
+import type { RateStore } from '../store/rate/types.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
 import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
@@ -107,32 +115,55 @@ interface SiteRequest {
   readonly protected: boolean;
 }
 
-/** `cacheBytes`: the catalog's memory bound (default SERVE_CACHE_MB; less when the fast path's memo shares it). */
+/** What the site server uses, and nothing more (built once by src/compose.ts). */
+export interface SiteServerDeps {
+  db: Db;
+  blobs: BlobStore;
+  logger: Logger;
+  clock: Clock;
+  /** Change events (finalize, delete, password, plan, ...) that invalidate the catalog. */
+  changes: ChangeBus;
+  /** Counts wrong site passwords per client and site. */
+  rate: RateStore;
+  /** Signs password-gate cookies. */
+  siteCookieKey: Buffer;
+  /** How slowly a password form's body may arrive. */
+  bodyPace: BodyPace;
+  config: {
+    siteHost: string;
+    siteDomain: string;
+    scheme: 'http' | 'https';
+    planOverrides: PlanOverrides;
+    trustProxy: TrustProxy;
+  };
+}
+
+/** `cacheBytes`: the catalog's memory bound (SERVE_CACHE_MB, less the fast path's memo when it shares it). */
 export function createSiteServer(
-  ctx: AppContext,
+  deps: SiteServerDeps,
   /** The Prometheus registry the site server's counters join (the app's /metrics). */
   registry: Registry,
-  cacheBytes = ctx.config.serveCacheBytes,
+  cacheBytes: number,
 ): SiteServer {
   const catalog = new SiteCatalog({
-    db: ctx.db,
-    blobs: ctx.blobs,
-    logger: ctx.logger,
-    clock: ctx.clock,
+    db: deps.db,
+    blobs: deps.blobs,
+    logger: deps.logger,
+    clock: deps.clock,
     cacheBytes,
     resolveHost: (hostname) =>
       resolveSiteForHost(
-        ctx.db,
+        deps.db,
         {
-          siteHost: ctx.config.siteHost,
-          planOverrides: ctx.config.planOverrides,
-          now: () => ctx.clock.now(),
+          siteHost: deps.config.siteHost,
+          planOverrides: deps.config.planOverrides,
+          now: () => deps.clock.now(),
         },
         hostname,
       ),
   });
-  const unsubscribe = ctx.changes.subscribe((change) => catalog.invalidate(change));
-  const server = new SiteRequestHandler(ctx, catalog);
+  const unsubscribe = deps.changes.subscribe((change) => catalog.invalidate(change));
+  const server = new SiteRequestHandler(deps, catalog);
   registerSiteMetrics(registry, catalog, server.responses);
   return {
     handle: (req, res, hostname) => server.handle(req, res, hostname),
@@ -183,7 +214,7 @@ class SiteRequestHandler {
   private readonly outageLog = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly deps: SiteServerDeps,
     private readonly catalog: SiteCatalog,
   ) {}
 
@@ -272,7 +303,7 @@ class SiteRequestHandler {
       return;
     }
     // Expiry needs no event: the record carries the instant and every request compares it.
-    if (record.expiresAt !== null && record.expiresAt <= this.ctx.clock.now()) {
+    if (record.expiresAt !== null && record.expiresAt <= this.deps.clock.now()) {
       this.sendPage(req, res, GONE);
       return;
     }
@@ -429,8 +460,8 @@ class SiteRequestHandler {
     const host = (sr.req.headers.host ?? '').toLowerCase();
     const safe = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)
       ? host
-      : `${sr.state.record!.slug}.${this.ctx.config.siteDomain}`;
-    return `${this.ctx.config.scheme}://${safe}`;
+      : `${sr.state.record!.slug}.${this.deps.config.siteDomain}`;
+    return `${this.deps.config.scheme}://${safe}`;
   }
 
   // ---- files (RFC 9110 §13 conditionals, §14 ranges, §8.4 content codings) ----------------------
@@ -464,7 +495,7 @@ class SiteRequestHandler {
             this.after(req, sr.res, pending, () => this.serveFile(sr, entry));
             return;
           }
-          pending.catch((err) => this.ctx.logger.error({ err, hash: entry.hash }, 'compression failed'));
+          pending.catch((err) => this.deps.logger.error({ err, hash: entry.hash }, 'compression failed'));
         } else if (variant !== null) {
           rep = variant;
         }
@@ -568,7 +599,7 @@ class SiteRequestHandler {
       }
       this.responses[status]! += 1;
       res.stream(status, headers, stream as Readable, (err) =>
-        this.ctx.logger.warn({ err, hash: entry.hash }, 'site file stream failed'),
+        this.deps.logger.warn({ err, hash: entry.hash }, 'site file stream failed'),
       );
     });
   }
@@ -684,14 +715,14 @@ class SiteRequestHandler {
     if (unavailable) {
       // Every request of an outage lands here: one line per interval, not one per request.
       this.outageLog.run((suppressed) =>
-        this.ctx.logger.warn(
+        this.deps.logger.warn(
           { err: (err as Error).message, suppressed },
           'site request failed: backend unavailable (answering 503)',
         ),
       );
     } else {
       // The URL path and host only: never headers (cookies) or bodies (passwords).
-      this.ctx.logger.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
+      this.deps.logger.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
     }
     try {
       if (res.headersSent) res.destroy();
@@ -711,7 +742,7 @@ class SiteRequestHandler {
   private hasSession(req: SiteRequestHead, state: SiteState): boolean {
     const name = passwordCookieName(state.record!.slug);
     for (const value of cookieValues(req.headers.cookie, name)) {
-      if (this.sessionExpiry(state, value) > this.ctx.clock.now()) return true;
+      if (this.sessionExpiry(state, value) > this.deps.clock.now()) return true;
     }
     return false;
   }
@@ -721,7 +752,7 @@ class SiteRequestHandler {
     const known = state.sessions.get(value);
     if (known !== undefined) return known;
     const record = state.record!;
-    const verified = verifySession(this.ctx.keys.siteCookie, record.slug, record.passwordFingerprint, value);
+    const verified = verifySession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, value);
     if (verified === null) return 0;
     if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
     state.sessions.set(value, verified);
@@ -750,8 +781,8 @@ class SiteRequestHandler {
 
   private async submitPassword(req: IncomingMessage, res: SiteResponse, state: SiteState): Promise<void> {
     const record = state.record!;
-    const now = this.ctx.clock.now();
-    const attempt = await countPasswordAttempt(this.ctx.rate, record.slug, this.clientKey(req), now);
+    const now = this.deps.clock.now();
+    const attempt = await countPasswordAttempt(this.deps.rate, record.slug, this.clientKey(req), now);
     if (!attempt.allowed) {
       const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
       this.send(
@@ -764,7 +795,7 @@ class SiteRequestHandler {
     }
     let form: FormResult;
     try {
-      form = await readPasswordForm(req, this.ctx.bodyPace);
+      form = await readPasswordForm(req, this.deps.bodyPace);
     } catch (err) {
       if (!(err instanceof BodyTooSlowError)) throw err;
       this.sendPage(req, res, REQUEST_TIMEOUT);
@@ -784,12 +815,12 @@ class SiteRequestHandler {
       return;
     }
     const expiresAt = now + PASSWORD_SESSION_TTL_MS;
-    const value = signSession(this.ctx.keys.siteCookie, record.slug, record.passwordFingerprint, expiresAt);
+    const value = signSession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, expiresAt);
     const cookie = sessionCookie(
       passwordCookieName(record.slug),
       value,
       PASSWORD_SESSION_TTL_MS,
-      this.ctx.config.scheme === 'https',
+      this.deps.config.scheme === 'https',
     );
     // RFC 9110 §15.4.4: 303 turns the POST into a GET of the page the form was shown on.
     this.send(res, 303, {
@@ -803,7 +834,7 @@ class SiteRequestHandler {
   /** The wrong-guess limit's key: the client (src/core/client-address.ts), its /64 for IPv6. */
   private clientKey(req: IncomingMessage): string {
     return limitKey(
-      clientAddress(this.ctx.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
+      clientAddress(this.deps.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
     );
   }
 }

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { type App, buildApp } from '../../src/app.js';
+import type { App } from '../../src/app.js';
+import { type ComposeOptions, composeService, type Service, type Stores } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
-import { type AppContext, type ContextOptions, createContext } from '../../src/context.js';
 import { type SweepReport, sweepOnce } from '../../src/core/sweeper.js';
 import { MovableClock } from '../../src/shared/clock.js';
 import { Db } from '../../src/store/db/db.js';
@@ -19,7 +19,10 @@ import { startS3rver } from './s3.js';
 
 export interface TestApp {
   app: App;
-  ctx: AppContext;
+  /** The stores the app runs on (its database, blobs, clock, config ...). */
+  ctx: Stores;
+  /** The whole built service (its core services too). */
+  service: Service;
   clock: MovableClock;
   port: number;
   /** `http://127.0.0.1:<port>` (an IP host reaches the API). */
@@ -140,7 +143,7 @@ export interface TestAppOptions {
   /** CA the site proxy trusts (the test HTTPS upstream's certificate). */
   proxyCa?: string;
   /** How slowly request bodies may arrive (default BODY_PACE; socket timers ignore the movable clock). */
-  bodyPace?: ContextOptions['bodyPace'];
+  bodyPace?: ComposeOptions['bodyPace'];
   /** Uploads one client may have under way at once (default UPLOADS_PER_CLIENT). */
   uploadsPerClient?: number;
 }
@@ -169,10 +172,9 @@ export async function startTestApp(
       cb();
     },
   });
-  let ctx: AppContext;
-  let app: App;
+  let service: Service;
   try {
-    ctx = await createContext(config, {
+    service = await composeService(config, {
       clock,
       logStream,
       devMailWrite: (line) => devMail.push(line),
@@ -181,18 +183,19 @@ export async function startTestApp(
       ...(options.bodyPace ? { bodyPace: options.bodyPace } : {}),
       ...(options.uploadsPerClient ? { uploadsPerClient: options.uploadsPerClient } : {}),
     });
-    app = await buildApp(ctx);
-    await app.listen({ port, host: '127.0.0.1' });
+    await service.app.listen({ port, host: '127.0.0.1' });
   } catch (err) {
     // Do not leak a schema, Redis keys or an s3rver child when start-up fails.
     await backend.dispose().catch(() => {});
     throw err;
   }
   const url = `http://127.0.0.1:${port}`;
+  const { app, stores: ctx } = service;
 
   return {
     app,
     ctx,
+    service,
     clock,
     port,
     url,
@@ -224,8 +227,7 @@ export async function startTestApp(
       // Server errors are never silent: a test that provoked a 500 it did not expect leaves the cause here.
       for (const line of logs)
         if (line.includes('"level":50')) process.stderr.write(`[server error log] ${line}\n`);
-      await app.close();
-      await ctx.close();
+      await service.close();
       await backend.dispose();
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -268,15 +270,7 @@ export function rawRequest(
 
 /** One sweep of the app's sweeper now (expiry, stale versions, GC), on the app's own clock. */
 export function sweepNow(t: TestApp): Promise<SweepReport> {
-  return sweepOnce({
-    db: t.ctx.db,
-    blobs: t.ctx.blobs,
-    clock: t.clock,
-    changes: t.ctx.changes,
-    logger: t.ctx.logger,
-    anonymousGraceMs: t.ctx.config.anonymousGraceMs,
-    lease: t.ctx.lease,
-  });
+  return sweepOnce(t.service.services.sweep);
 }
 
 /** Signs in through the dev mailer and returns the API key. */

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { lookup } from 'mime-types';
-import type { AppContext } from '../../src/context.js';
+import type { Stores } from '../../src/compose.js';
 import { hashPassword } from '../../src/core/password.js';
 
 export type SeedFile = string | Buffer | { body: string | Buffer; contentType: string };
@@ -40,7 +40,7 @@ function fileBody(file: SeedFile): { bytes: Buffer; contentType: string | null }
 }
 
 /** Inserts a site with one version (finalized unless `pending`) and publishes `{kind:'site'}`. */
-export async function seedSite(ctx: AppContext, options: SeedSiteOptions): Promise<SeededSite> {
+export async function seedSite(ctx: Stores, options: SeedSiteOptions): Promise<SeededSite> {
   const slug = options.slug ?? randomSlug();
   const now = ctx.clock.now();
   await ctx.db.kysely
@@ -69,7 +69,7 @@ export async function seedSite(ctx: AppContext, options: SeedSiteOptions): Promi
  * published. Pending: rows and blobs exist, nothing is live, no event (as after an upload).
  */
 export async function seedVersion(
-  ctx: AppContext,
+  ctx: Stores,
   slug: string,
   files: Record<string, SeedFile>,
   options: { pending?: boolean } = {},
@@ -121,11 +121,11 @@ export async function seedVersion(
 }
 
 /** Adds a pending version (an update in progress): the live version keeps being served. */
-export const addPendingVersion = (ctx: AppContext, slug: string, files: Record<string, SeedFile>) =>
+export const addPendingVersion = (ctx: Stores, slug: string, files: Record<string, SeedFile>) =>
   seedVersion(ctx, slug, files, { pending: true });
 
 /** Finalizes a pending version: it becomes current, and the change event is published. */
-export async function finalizeVersion(ctx: AppContext, slug: string, versionId: string): Promise<void> {
+export async function finalizeVersion(ctx: Stores, slug: string, versionId: string): Promise<void> {
   await ctx.db.kysely
     .updateTable('versions')
     .set({ status: 'finalized', finalized_at: ctx.clock.now() })
@@ -134,7 +134,7 @@ export async function finalizeVersion(ctx: AppContext, slug: string, versionId: 
   await makeCurrent(ctx, slug, versionId);
 }
 
-async function makeCurrent(ctx: AppContext, slug: string, versionId: string): Promise<void> {
+async function makeCurrent(ctx: Stores, slug: string, versionId: string): Promise<void> {
   await ctx.db.kysely
     .updateTable('sites')
     .set({ current_version_id: versionId, updated_at: ctx.clock.now() })
@@ -144,7 +144,7 @@ async function makeCurrent(ctx: AppContext, slug: string, versionId: string): Pr
 }
 
 /** Tombstones a site (as DELETE does) and publishes the change. */
-export async function deleteSite(ctx: AppContext, slug: string): Promise<void> {
+export async function deleteSite(ctx: Stores, slug: string): Promise<void> {
   await ctx.db.kysely
     .updateTable('sites')
     .set({ deleted_at: ctx.clock.now(), current_version_id: null })
@@ -154,7 +154,7 @@ export async function deleteSite(ctx: AppContext, slug: string): Promise<void> {
 }
 
 /** Sets (or with null removes) the site password and publishes the change. */
-export async function setPassword(ctx: AppContext, slug: string, password: string | null): Promise<void> {
+export async function setPassword(ctx: Stores, slug: string, password: string | null): Promise<void> {
   await ctx.db.kysely
     .updateTable('sites')
     .set({ password_hash: password === null ? null : await hashPassword(password) })
@@ -165,7 +165,7 @@ export async function setPassword(ctx: AppContext, slug: string, password: strin
 
 /** Changes metadata columns (PATCH .../metadata) and publishes the change. */
 export async function setMetadata(
-  ctx: AppContext,
+  ctx: Stores,
   slug: string,
   fields: {
     title?: string | null;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
-import type { AppContext } from '../../src/context.js';
+import type { Stores } from '../../src/compose.js';
 import { SiteCatalog, UNKNOWN_HOST_TTL_MS } from '../../src/serve/catalog.js';
 import type { HostRoute } from '../../src/serve/resolve-host.js';
 import { MovableClock } from '../../src/shared/clock.js';
@@ -14,8 +14,8 @@ function catalogWith(routes: Record<string, HostRoute>) {
   const calls: string[] = [];
   const catalog = new SiteCatalog({
     // Host lookups never touch the database or the blob store.
-    db: {} as AppContext['db'],
-    blobs: {} as AppContext['blobs'],
+    db: {} as Stores['db'],
+    blobs: {} as Stores['blobs'],
     logger: pino({ level: 'silent' }),
     clock,
     cacheBytes: 1024 * 1024,

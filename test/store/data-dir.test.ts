@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { openStores, type Stores } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
-import { type AppContext, createContext } from '../../src/context.js';
 
 // The usual default: without the fix, files come out 0644 and directories 0755.
 process.umask(0o022);
@@ -25,14 +25,14 @@ async function modesUnder(dir: string): Promise<Record<string, string>> {
   return out;
 }
 
-async function embeddedContext(dataDir: string, logs: string[] = []): Promise<AppContext> {
+async function embeddedContext(dataDir: string, logs: string[] = []): Promise<Stores> {
   const logStream = new Writable({
     write(chunk, _enc, cb) {
       logs.push(String(chunk));
       cb();
     },
   });
-  return createContext(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' }), {
+  return openStores(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' }), {
     logStream,
     devMailWrite: () => {},
   });

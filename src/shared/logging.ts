@@ -4,7 +4,6 @@
 // any number of times or not at all.
 
 import type { Writable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import { type Logger, pino } from 'pino';
 
 /** Query parameters whose values are secrets: upload, claim and portal tokens, sign-in codes, keys. */
@@ -36,6 +35,14 @@ export function redactSecrets(text: string): string {
   return SECRET_RULES.reduce((out, rule) => out.replace(rule, '$1***'), text);
 }
 
+/** What a request's log line shows of it (Fastify's request has these; headers are never logged). */
+interface LoggedRequest {
+  method: string;
+  url: string;
+  headers?: { host?: string };
+  clientAddress?: string;
+}
+
 export function createLogger(level: string, stream?: Writable): Logger {
   return pino(
     {
@@ -43,7 +50,7 @@ export function createLogger(level: string, stream?: Writable): Logger {
       base: undefined,
       redact: { paths: ['req.headers', 'headers.authorization', 'headers.cookie'], remove: true },
       serializers: {
-        req: (req: FastifyRequest) => ({
+        req: (req: LoggedRequest) => ({
           method: req.method,
           url: req.url,
           host: req.headers?.host,

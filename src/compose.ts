@@ -1,14 +1,21 @@
-// Composition of the stores a running service uses, chosen by configuration only.
+// The composition root: the one place that builds the service. Configuration -> stores (chosen by
+// configuration only) -> the core services, each dependency object built once -> the site server and the
+// HTTP app, each handed only what it uses. server.ts and the tests build the service here and nowhere else.
 
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
+import { type App, type AppServices, buildApp } from './app.js';
 import type { Config } from './config.js';
 import { BODY_PACE, type BodyPace } from './core/body-pace.js';
+import { secretScanCheck } from './core/scan/site-scan.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
+import { type SweepDeps, startSweeper } from './core/sweeper.js';
 import { UPLOADS_PER_CLIENT } from './core/upload.js';
-import { createLogger } from './http/logging.js';
+import { createMetrics } from './http/metrics.js';
+import { createSiteServer, type SiteServerDeps } from './serve/site-server.js';
 import { type Clock, systemClock } from './shared/clock.js';
 import { type ChangeBus, LocalChangeBus } from './shared/events.js';
+import { createLogger } from './shared/logging.js';
 import { DiskBlobStore } from './store/blob/disk.js';
 import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
@@ -35,7 +42,8 @@ import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
 import { closeConnection, openRedis } from './store/redis.js';
 
-export interface AppContext {
+/** The backing services of one node, as configuration chose them. */
+export interface Stores {
   config: Config;
   clock: Clock;
   logger: Logger;
@@ -43,7 +51,6 @@ export interface AppContext {
   blobs: BlobStore;
   mailer: Mailer;
   rate: RateStore;
-  keys: ServerKeys;
   /** Cache-invalidation events (finalize, delete, metadata, ...), across nodes with Redis. */
   changes: ChangeBus;
   /** Leases for work only one node may do at a time (the sweeper). */
@@ -54,16 +61,12 @@ export interface AppContext {
   resolveHost: AddressResolver;
   /** TXT/CNAME/A lookups of custom-domain verification (DNS_SERVERS, else the system's servers). */
   dns: DnsLookups;
-  /** CA certificates (PEM) the site proxy trusts instead of Node's store (tests); unset = Node's store. */
-  proxyCa: string | undefined;
-  /** How slowly request bodies may arrive (BODY_PACE; tests shorten it). */
-  bodyPace: BodyPace;
-  /** Uploads one client may have under way at once on this node (UPLOADS_PER_CLIENT; tests lower it). */
-  uploadsPerClient: number;
+  /** Sub-keys of SECRETS_KEY, one per purpose. */
+  keys: ServerKeys;
   close(): Promise<void>;
 }
 
-export interface ContextOptions {
+export interface ComposeOptions {
   clock?: Clock;
   /** Where structured logs go (default stdout); tests capture them. */
   logStream?: Writable;
@@ -75,11 +78,113 @@ export interface ContextOptions {
   proxyCa?: string;
   /** Replaces BODY_PACE: socket timers run on real time, which the movable clock cannot shorten. */
   bodyPace?: BodyPace;
-  /** Replaces UPLOADS_PER_CLIENT. */
+  /** Replaces UPLOADS_PER_CLIENT (uploads one client may have under way on this node). */
   uploadsPerClient?: number;
 }
 
-export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+/** The app's services, plus what the site server and the sweeper use. */
+export interface Services extends AppServices {
+  site: SiteServerDeps;
+  sweep: SweepDeps;
+}
+
+/** A built service: its stores, the core services, the HTTP app (not yet listening) and its background work. */
+export interface Service {
+  stores: Stores;
+  services: Services;
+  app: App;
+  /** Starts the sweeper (expiry, stale versions, domains, blob GC) every SWEEP_INTERVAL_S. */
+  startSweeper(): { stop(): Promise<void> };
+  /** Closes the app, then the stores. */
+  close(): Promise<void>;
+}
+
+export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
+  const stores = await openStores(config, options);
+  try {
+    const services = coreServices(stores, options);
+    const metrics = createMetrics();
+    // SERVE_CACHE_MB bounds all serving memory: with the fast path, its response memo takes an eighth.
+    const memoBytes = config.serveFastPath ? Math.floor(config.serveCacheBytes / 8) : 0;
+    const siteServer = createSiteServer(services.site, metrics.registry, config.serveCacheBytes - memoBytes);
+    const app = await buildApp(services, { siteServer, memoBytes, metrics });
+    return {
+      stores,
+      services,
+      app,
+      startSweeper: () => startSweeper(services.sweep, config.sweepIntervalMs),
+      async close() {
+        await app.close();
+        await stores.close();
+      },
+    };
+  } catch (err) {
+    await stores.close();
+    throw err;
+  }
+}
+
+/** Every core dependency object, built once from the stores: the API's routes and the dashboard share them. */
+function coreServices(stores: Stores, options: ComposeOptions): Services {
+  const { config, db, clock, changes, keys, logger, blobs, rate } = stores;
+  const bodyPace = options.bodyPace ?? BODY_PACE;
+  const publish = {
+    db,
+    blobs,
+    clock,
+    config,
+    uploadKey: keys.uploadToken,
+    changes,
+    finalizeChecks: [secretScanCheck({ db, blobs, clock, config })],
+  };
+  const secrets = { db, clock, variablesKey: keys.variables };
+  return {
+    config,
+    logger,
+    clock,
+    health: { db, blobs, logger },
+    rateLimit: { db, clock, rate, limits: config.rateLimits },
+    signIn: {
+      db,
+      mailer: stores.mailer,
+      clock,
+      codeKey: keys.loginCode,
+      serviceName: 'Slipway',
+      rate,
+      limits: config.signInLimits,
+    },
+    sessions: { db, clock, csrfKey: keys.csrf, config },
+    account: { db, planOverrides: config.planOverrides },
+    publish,
+    uploads: { ...publish, uploadsPerClient: options.uploadsPerClient ?? UPLOADS_PER_CLIENT },
+    secrets,
+    proxy: { ...secrets, config, resolve: stores.resolveHost, ca: options.proxyCa },
+    hosts: { db, clock, config, changes, dns: stores.dns },
+    billing: {
+      db,
+      clock,
+      config,
+      payments: stores.payments,
+      changes,
+      logger,
+      portalKey: keys.billingPortal,
+    },
+    bodyPace,
+    site: { db, blobs, logger, clock, changes, rate, siteCookieKey: keys.siteCookie, bodyPace, config },
+    sweep: {
+      db,
+      blobs,
+      clock,
+      changes,
+      logger,
+      anonymousGraceMs: config.anonymousGraceMs,
+      lease: stores.lease,
+    },
+  };
+}
+
+/** Opens every store configuration names; a backend that cannot be reached stops start-up. */
+export async function openStores(config: Config, options: ComposeOptions = {}): Promise<Stores> {
   const clock = options.clock ?? systemClock;
   const logger = createLogger(config.logLevel, options.logStream);
   if (usesDataDir(config)) {
@@ -132,9 +237,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
         : new TestPaymentProvider(config.baseUrl, config.payments.webhookSecret, keys.testCheckout),
     resolveHost: createAddressResolver(config.dnsServers),
     dns: createDnsLookups(config.dnsServers),
-    proxyCa: options.proxyCa,
-    bodyPace: options.bodyPace ?? BODY_PACE,
-    uploadsPerClient: options.uploadsPerClient ?? UPLOADS_PER_CLIENT,
     async close() {
       await Promise.allSettled([
         mailer.close(),
