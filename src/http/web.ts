@@ -20,7 +20,7 @@ import {
 } from '../core/sessions.js';
 import { requestCode, verifyCodeForSession } from '../core/signin.js';
 import { claimableSite, claimSite, listSites, siteDetails } from '../core/sites.js';
-import { cookieValue } from '../serve/password-gate.js';
+import { cookieValue } from '../shared/cookies.js';
 import { html, type SafeHtml, timeTag } from '../shared/html.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { accountSections, registerDashboard, type Session, type WebDeps, type WebKit } from './dashboard.js';

@@ -15,6 +15,7 @@ import { clientAddress, limitKey } from '../core/client-address.js';
 import { verifyPassword } from '../core/password.js';
 import type { PlanOverrides } from '../core/plans.js';
 import type { Clock } from '../shared/clock.js';
+import { cookieValues, sessionCookie } from '../shared/cookies.js';
 import type { ChangeBus } from '../shared/events.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
@@ -53,14 +54,12 @@ import {
   UNSUPPORTED_FORM,
 } from './pages.js';
 import {
-  cookieValues,
   countPasswordAttempt,
   type FormResult,
   PASSWORD_SESSION_TTL_MS,
   passwordCookieName,
   readPasswordForm,
   returnLocation,
-  sessionCookie,
   signSession,
   verifySession,
 } from './password-gate.js';

@@ -1,16 +1,10 @@
-// Password-gate building blocks: cookie parsing, session signatures bound to site and password, return URLs.
+// Password-gate building blocks: session signatures bound to site and password, return URLs (its cookies:
+// test/shared/cookies.test.ts).
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import {
-  cookieValue,
-  cookieValues,
-  returnLocation,
-  sessionCookie,
-  signSession,
-  verifySession,
-} from '../../src/serve/password-gate.js';
+import { returnLocation, signSession, verifySession } from '../../src/serve/password-gate.js';
 import { passwordFingerprint } from '../../src/serve/site-record.js';
 
 describe('session signatures', () => {
@@ -36,46 +30,6 @@ describe('session signatures', () => {
 
   test('no password and a password have different fingerprints', () => {
     assert.notEqual(passwordFingerprint(null), passwordFingerprint('scrypt$a$b'));
-  });
-});
-
-describe('cookieValue', () => {
-  const cases: Array<[string | undefined, string | undefined]> = [
-    [undefined, undefined],
-    ['slipway_pw_a=v1', 'v1'],
-    ['x=1; slipway_pw_a=v2; y=2', 'v2'],
-    ['xslipway_pw_a=no; slipway_pw_a=yes', 'yes'],
-    ['slipway_pw_ab=other', undefined],
-    ['slipway_pw_a', undefined],
-  ];
-  for (const [header, expected] of cases) {
-    test(`${JSON.stringify(header)} -> ${JSON.stringify(expected)}`, () =>
-      assert.equal(cookieValue(header, 'slipway_pw_a'), expected));
-  }
-});
-
-describe('cookieValues', () => {
-  const cases: Array<[string | undefined, string[]]> = [
-    [undefined, []],
-    ['slipway_pw_a=v1', ['v1']],
-    // A parent-domain cookie of the same name comes first when older (RFC 6265 §5.4): both are seen.
-    ['slipway_pw_a=tossed; x=1; slipway_pw_a=mine', ['tossed', 'mine']],
-    ['slipway_pw_a=v; slipway_pw_ab=other; xslipway_pw_a=no', ['v']],
-    ['slipway_pw_a=; slipway_pw_a=last', ['', 'last']],
-  ];
-  for (const [header, expected] of cases) {
-    test(`${JSON.stringify(header)} -> ${JSON.stringify(expected)}`, () =>
-      assert.deepEqual([...cookieValues(header, 'slipway_pw_a')], expected));
-  }
-});
-
-describe('sessionCookie', () => {
-  test('host-only, HttpOnly, SameSite=Lax, Path=/, Secure only on https', () => {
-    assert.equal(
-      sessionCookie('n', 'v', 3_600_000, false),
-      'n=v; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax',
-    );
-    assert.match(sessionCookie('n', 'v', 1000, true), /; Secure$/);
   });
 });
 
