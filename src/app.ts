@@ -44,7 +44,12 @@ import { linkRoutes } from './http/links.js';
 import { type Metrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
 import { type HealthDeps, opsRoutes } from './http/ops.js';
-import { registerPages } from './http/pages.js';
+import { billingPages } from './http/pages/billing.js';
+import { claimPages } from './http/pages/claim.js';
+import { dashboardPages } from './http/pages/dashboard.js';
+import { landingPages } from './http/pages/landing.js';
+import { loginPages } from './http/pages/login.js';
+import { registerFormBodies } from './http/pages/page.js';
 import { proxyRoutes } from './http/proxy.js';
 import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, type RateLimitDeps, registerRateLimit } from './http/rate-limit.js';
@@ -52,7 +57,6 @@ import { registerRequestBodies } from './http/request-body.js';
 import { siteRoutes } from './http/sites.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
-import { webRoutes } from './http/web.js';
 import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import { hostnameOf } from './serve/resolve-host.js';
@@ -152,7 +156,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   });
   // Every answer of the BASE_URL host, where the dashboard's session lives: JSON that quotes a caller's
   // input (or anything else without a policy of its own) is never sniffed into a page, never runs and is
-  // never framed. Pages set their own, looser policy (http/pages.ts); the proxy a stricter one.
+  // never framed. Pages set their own, looser policy (http/pages/page.ts); the proxy a stricter one.
   app.addHook('onSend', (_req, reply, payload, done) => {
     if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', API_CSP);
@@ -171,12 +175,20 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   });
 
   await app.register(opsRoutes(services.health, metrics));
-  await registerPages(app, config);
+  // The web pages (src/http/pages/) share one scope, the only one that parses form bodies: the API's
+  // routes take JSON. Each page plugin checks its own sessions and forms (src/http/pages/session.ts).
+  await app.register(async (pages) => {
+    await registerFormBodies(pages);
+    await pages.register(landingPages(config));
+    await pages.register(loginPages(services));
+    await pages.register(dashboardPages(services));
+    await pages.register(claimPages(services));
+    await pages.register(billingPages(services.billing));
+  });
   await app.register(authRoutes(services.signIn));
   await app.register(accountRoutes(services.account));
   await app.register(siteRoutes(services.publish));
   await app.register(uploadRoutes(services.uploads));
-  await app.register(webRoutes(services));
   await app.register(variableRoutes(services.secrets));
   await app.register(proxyHostRoutes(services.secrets));
   await app.register(billingRoutes(services.billing));

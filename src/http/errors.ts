@@ -11,7 +11,7 @@ import { html } from '../shared/html.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { isUnstorableText } from '../store/db/db.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
-import { sendPage } from './pages.js';
+import { sendPage } from './pages/page.js';
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 

@@ -1,19 +1,12 @@
-// Web pages on the BASE_URL host (CONTRACT "Web pages"): the landing page `/`, `/llms.txt` for agents,
-// `/docs` (the API reference rendered from /api/openapi.json by swagger-ui, served locally), and the
-// shared stylesheet. Server-rendered with src/shared/html.ts; a strict Content-Security-Policy: nothing
-// is loaded from another host, no inline script or style.
+// The landing and reference pages of the BASE_URL host (CONTRACT "Web pages"): `/`, `/llms.txt` for
+// agents, `/docs` (the API reference rendered from /api/openapi.json by swagger-ui, served locally), and
+// the pages' hashed stylesheet and script. Nothing here needs a session or takes a form.
 
-import { createHash } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { APP_CSS, html, layout, type SafeHtml } from '../shared/html.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { APP_CSS, html, layout, type SafeHtml } from '../../shared/html.js';
 import { APP_JS } from './app-script.js';
-
-/** Asset URLs carry their content's hash: a new version is a new URL, so each is cached for a year. */
-const hashed = (name: string, content: string, ext: string) =>
-  `/assets/${name}-${createHash('sha256').update(content).digest('hex').slice(0, 12)}.${ext}`;
-export const STYLESHEET_PATH = hashed('app', APP_CSS, 'css');
-export const SCRIPT_PATH = hashed('app', APP_JS, 'js');
+import { hashedAsset, NAV, SCRIPT_PATH, STYLESHEET_PATH, sendPage } from './page.js';
 
 /** Where @fastify/swagger-ui serves swagger-ui's files (only its static/ part is used). */
 const SWAGGER_UI_PREFIX = '/docs/ui';
@@ -35,39 +28,11 @@ const DOCS_JS = `window.addEventListener('load', function () {
     }]
   });
 });`;
-const DOCS_SCRIPT_PATH = hashed('docs', DOCS_JS, 'js');
-
-/** CSP of the service's own pages: same-origin everything, no inline code, never framed. */
-export const PAGE_CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const DOCS_SCRIPT_PATH = hashedAsset('docs', DOCS_JS, 'js');
 
 /** /docs: PAGE_CSP plus inline styles (swagger-ui styles elements from its own script). */
-export const DOCS_CSP =
+const DOCS_CSP =
   "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; script-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-export const NAV = [
-  { href: '/dashboard', label: 'Dashboard' },
-  { href: '/docs', label: 'API docs' },
-  { href: '/llms.txt', label: 'llms.txt' },
-];
-
-/** Sends a page in the shared layout with the pages' security headers. */
-export function sendPage(
-  reply: FastifyReply,
-  status: number,
-  title: string,
-  body: SafeHtml,
-  options: { referrerPolicy?: 'same-origin' | 'no-referrer' } = {},
-) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', PAGE_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', options.referrerPolicy ?? 'same-origin')
-    .header('cache-control', 'no-store')
-    .send(layout({ title, body, stylesheet: STYLESHEET_PATH, script: SCRIPT_PATH, nav: NAV }));
-}
 
 export interface PagesConfig {
   baseUrl: string;
@@ -149,67 +114,68 @@ list_sites, get_site, delete_site, set_metadata, claim_site, set_variables, set_
 `;
 }
 
-export async function registerPages(app: FastifyInstance, config: PagesConfig): Promise<void> {
-  const asset = (path: string, type: string, content: string) =>
-    app.get(path, { schema: { hide: true } }, async (_req, reply) =>
-      reply
-        .header('content-type', type)
-        .header('cache-control', 'public, max-age=31536000, immutable')
-        .header('x-content-type-options', 'nosniff')
-        .send(content),
-    );
-  asset(STYLESHEET_PATH, 'text/css; charset=utf-8', APP_CSS);
-  asset(SCRIPT_PATH, 'text/javascript; charset=utf-8', APP_JS);
-  app.get('/', { schema: { hide: true } }, async (_req, reply) =>
-    sendPage(reply, 200, 'Slipway: static-site hosting', landing(config)),
-  );
-  app.get('/llms.txt', { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .header('content-type', 'text/plain; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      .send(llmsTxt(config)),
-  );
-  asset(DOCS_SCRIPT_PATH, 'text/javascript; charset=utf-8', DOCS_JS);
-
-  // The API reference: our page (layout, title, a way back) around swagger-ui's renderer, whose files
-  // @fastify/swagger-ui serves from this host (no CDN) under /docs/ui/static/. Its own index page and
-  // JSON copy of the document redirect here: one reference, one document (/api/openapi.json).
-  await app.register(swaggerUi, {
-    routePrefix: SWAGGER_UI_PREFIX,
-    staticCSP: DOCS_CSP,
-    uiHooks: {
-      onRequest: (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-        if (req.url.startsWith(`${SWAGGER_UI_PREFIX}/static/`)) return done();
-        reply.redirect('/docs', 301);
-      },
-    },
-  });
-  const baseUrl = config.baseUrl;
-  const docs = async (_req: unknown, reply: FastifyReply) =>
-    reply
-      .code(200)
-      .header('content-type', 'text/html; charset=utf-8')
-      // The pages' policy, except that swagger-ui sets style attributes from its script (measured in the
-      // browser test: the bundle's inline styles are blocked otherwise). Still nothing from another host.
-      .header('content-security-policy', DOCS_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'same-origin')
-      .header('cache-control', 'no-cache')
-      .send(
-        layout({
-          title: 'Slipway API reference',
-          body: html`<h1>API reference</h1>
+export function landingPages(config: PagesConfig): FastifyPluginAsync {
+  const docsPage = layout({
+    title: 'Slipway API reference',
+    body: html`<h1>API reference</h1>
 <p>Every endpoint of the Slipway API with its request, its answers and an example of each, served from
-<code>${baseUrl}</code>. The document itself:
+<code>${config.baseUrl}</code>. The document itself:
 <a href="/api/openapi.json">/api/openapi.json</a> (OpenAPI 3.0). Send the API key as <code>Authorization: Bearer svc_live_…</code>;
 errors are <code>{error, code, status}</code>. A walk-through for agents: <a href="/llms.txt">/llms.txt</a>.</p>`,
-          stylesheet: STYLESHEET_PATH,
-          head: html`<link rel="stylesheet" href="${SWAGGER_UI_PREFIX}/static/swagger-ui.css">
+    stylesheet: STYLESHEET_PATH,
+    head: html`<link rel="stylesheet" href="${SWAGGER_UI_PREFIX}/static/swagger-ui.css">
 <script src="${SWAGGER_UI_PREFIX}/static/swagger-ui-bundle.js" defer></script><script src="${DOCS_SCRIPT_PATH}" defer></script>`,
-          after: html`<div id="swagger-ui" class="api-reference"></div>`,
-          nav: NAV,
-        }),
+    after: html`<div id="swagger-ui" class="api-reference"></div>`,
+    nav: NAV,
+  });
+
+  return async (app) => {
+    const asset = (path: string, type: string, content: string) =>
+      app.get(path, { schema: { hide: true } }, async (_req, reply) =>
+        reply
+          .header('content-type', type)
+          .header('cache-control', 'public, max-age=31536000, immutable')
+          .header('x-content-type-options', 'nosniff')
+          .send(content),
       );
-  app.get('/docs', { schema: { hide: true } }, docs);
-  app.get('/docs/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 301));
+    asset(STYLESHEET_PATH, 'text/css; charset=utf-8', APP_CSS);
+    asset(SCRIPT_PATH, 'text/javascript; charset=utf-8', APP_JS);
+    app.get('/', { schema: { hide: true } }, async (_req, reply) =>
+      sendPage(reply, 200, 'Slipway: static-site hosting', landing(config)),
+    );
+    app.get('/llms.txt', { schema: { hide: true } }, async (_req, reply) =>
+      reply
+        .header('content-type', 'text/plain; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .send(llmsTxt(config)),
+    );
+    asset(DOCS_SCRIPT_PATH, 'text/javascript; charset=utf-8', DOCS_JS);
+
+    // The API reference: our page (layout, title, a way back) around swagger-ui's renderer, whose files
+    // @fastify/swagger-ui serves from this host (no CDN) under /docs/ui/static/. Its own index page and
+    // JSON copy of the document redirect here: one reference, one document (/api/openapi.json).
+    await app.register(swaggerUi, {
+      routePrefix: SWAGGER_UI_PREFIX,
+      staticCSP: DOCS_CSP,
+      uiHooks: {
+        onRequest: (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+          if (req.url.startsWith(`${SWAGGER_UI_PREFIX}/static/`)) return done();
+          reply.redirect('/docs', 301);
+        },
+      },
+    });
+    app.get('/docs', { schema: { hide: true } }, async (_req, reply) =>
+      reply
+        .code(200)
+        .header('content-type', 'text/html; charset=utf-8')
+        // The pages' policy, except that swagger-ui sets style attributes from its script (measured in the
+        // browser test: the bundle's inline styles are blocked otherwise). Still nothing from another host.
+        .header('content-security-policy', DOCS_CSP)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'same-origin')
+        .header('cache-control', 'no-cache')
+        .send(docsPage),
+    );
+    app.get('/docs/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 301));
+  };
 }

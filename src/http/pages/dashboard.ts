@@ -1,0 +1,392 @@
+// The dashboard (issue 14): /dashboard (the account's sites, plan, handle, links, domains, API key) and a
+// site's page /dashboard/sites/:slug (files, metadata, password, expiry, variables, proxy hosts,
+// versions, duplicate, delete). Every form posts to an action that calls the same core function as the
+// API (same validation, same error messages) and redirects back (303) with a one-line notice signed for
+// the session; the session and the form's CSRF token are checked by the plugin's preHandler (session.ts).
+
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { describeAccount } from '../../core/account.js';
+import { type BillingDeps, checkout, portal } from '../../core/billing.js';
+import { addDomain, type DomainDeps, deleteDomain, listDomains, verifyDomain } from '../../core/domains.js';
+import { ApiError } from '../../core/errors.js';
+import { type HandleDeps, putHandle } from '../../core/handle.js';
+import { createLink, deleteLink, type LinkDeps, listLinks } from '../../core/links.js';
+import {
+  deleteProxyHost,
+  listProxyHosts,
+  type ProxyHostDeps,
+  putProxyHosts,
+} from '../../core/proxy-hosts.js';
+import type { PublishDeps } from '../../core/publish.js';
+import type { SessionDeps } from '../../core/sessions.js';
+import { regenerateApiKey } from '../../core/signin.js';
+import {
+  deleteSite,
+  duplicateSite,
+  listSites,
+  listVersions,
+  restoreVersion,
+  siteDetails,
+  updateMetadata,
+} from '../../core/sites.js';
+import { deleteVariable, listVariables, putVariables, type VariableDeps } from '../../core/variables.js';
+import { html, type SafeHtml, timeTag } from '../../shared/html.js';
+import { type Form, formOf, sendPage } from './page.js';
+import { formSession, type Session, signInFirst, webSessions } from './session.js';
+
+/** What the dashboard uses: the core services the API's routes use, and the sessions'. */
+export interface DashboardPagesDeps {
+  sessions: SessionDeps;
+  publish: PublishDeps;
+  secrets: VariableDeps & ProxyHostDeps;
+  hosts: HandleDeps & DomainDeps & LinkDeps;
+  billing: BillingDeps;
+}
+
+/** Where the dashboard lives, and where signing in returns to when it was asked for. */
+const HOME = '/dashboard';
+
+/** The expiry form's choices: keep, never, or a time from now (ttlSeconds as the API takes it). */
+const EXPIRY_CHOICES = [
+  { value: 'keep', label: 'Keep the current expiry' },
+  { value: 'never', label: 'Never expires' },
+  { value: String(3600), label: 'In 1 hour' },
+  { value: String(86_400), label: 'In 1 day' },
+  { value: String(7 * 86_400), label: 'In 7 days' },
+  { value: String(30 * 86_400), label: 'In 30 days' },
+];
+
+const handleUrl = (config: SessionDeps['config'], handle: string) =>
+  `${config.scheme}://${handle}.${config.siteDomain}/`;
+
+/** The account-wide sections of /dashboard: plan, handle, domains, API key. */
+async function accountSections(
+  deps: DashboardPagesDeps,
+  s: Session,
+  csrf: SafeHtml,
+  siteSlugs: string[],
+): Promise<SafeHtml> {
+  const domains = await listDomains(deps.hosts, s.account);
+  const links = await listLinks(deps.hosts, s.account);
+  const hobby = s.account.plan === 'hobby';
+  // Where a link can mount a site: the handle (an empty `domain`) and each active domain.
+  const mounts = [
+    ...(s.account.handle ? [{ value: '', label: `Your handle (${s.account.handle})` }] : []),
+    ...domains.domains
+      .filter((d) => d.status === 'active')
+      .map((d) => ({ value: d.domain, label: d.domain })),
+  ];
+  return html`<h2>Plan</h2>
+<p>Plan: <strong>${s.account.plan}</strong>.</p>
+${
+  hobby
+    ? html`<form method="post" action="/dashboard/portal">${csrf}<button type="submit">Manage subscription</button></form>`
+    : html`<form method="post" action="/dashboard/upgrade">${csrf}<button type="submit">Upgrade to Hobby</button></form>`
+}
+<h2>Handle</h2>
+<p>${
+    s.account.handle
+      ? html`Your handle: <a href="${handleUrl(deps.sessions.config, s.account.handle)}">${handleUrl(deps.sessions.config, s.account.handle)}</a>`
+      : 'No handle yet.'
+  }${hobby ? '' : ' Handles come with Hobby.'}</p>
+${
+  hobby
+    ? html`<form method="post" action="/dashboard/handle">${csrf}<label for="handle">${s.account.handle ? 'Change your handle' : 'Choose a handle'}</label>
+<input id="handle" name="handle" value="${s.account.handle ?? ''}" required minlength="3" maxlength="30" pattern="[a-z0-9][a-z0-9-]*[a-z0-9]" autocapitalize="none" spellcheck="false"> <button type="submit">Save</button></form>`
+    : ''
+}
+<h2>Links</h2>
+<p class="muted">Mount one of your sites at a path of your handle or of an active domain.</p>
+${
+  links.links.length === 0
+    ? html`<p class="muted">No links.</p>`
+    : html`<ul>${links.links.map(
+        (l) =>
+          html`<li><a href="${l.url}">${l.url}</a> → ${l.slug} <form method="post" action="/dashboard/links/delete">${csrf}<input type="hidden" name="id" value="${l.id}"><button class="danger" type="submit" aria-label="Remove the link ${l.url}">Remove</button></form></li>`,
+      )}</ul>`
+}
+${
+  siteSlugs.length === 0 || mounts.length === 0
+    ? html`<p class="muted">${siteSlugs.length === 0 ? 'Publish a site first.' : 'Links need a handle (Hobby) or an active custom domain.'}</p>`
+    : html`<form method="post" action="/dashboard/links">${csrf}
+<label for="link-slug">Site</label><select id="link-slug" name="slug" required>${siteSlugs.map((slug) => html`<option>${slug}</option>`)}</select>
+<label for="link-domain">On</label><select id="link-domain" name="domain">${mounts.map(
+        (m) => html`<option value="${m.value}">${m.label}</option>`,
+      )}</select>
+<label for="link-location">Path</label><input id="link-location" name="location" value="/">
+<p><button type="submit">Link</button></p></form>`
+}
+<h2>Custom domains</h2>
+${
+  domains.domains.length === 0
+    ? html`<p class="muted">No domains.</p>`
+    : html`<table class="stack"><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">DNS records to create</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${domains.domains.map(
+        (
+          d,
+        ) => html`<tr><td data-label="Domain">${d.domain}</td><td data-label="Status">${d.status} (TLS ${d.sslStatus})</td>
+<td data-label="DNS records"><p>CNAME <code class="record">${d.domain}</code> → <code class="record" data-copy="the CNAME target">${deps.sessions.config.cnameTarget}</code></p>
+<p>TXT <code class="record">${d.verificationTxtName}</code> = <code class="record" data-copy="the TXT value">${d.verificationTxtValue}</code></p></td>
+<td class="actions"><form method="post" action="/dashboard/domains/verify">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button type="submit" aria-label="Verify ${d.domain}">Verify</button></form>
+<form method="post" action="/dashboard/domains/delete" data-confirm="Delete ${d.domain}? It stops serving at once.">${csrf}<input type="hidden" name="domain" value="${d.domain}"><button class="danger" type="submit" aria-label="Delete ${d.domain}">Delete</button></form></td></tr>`,
+      )}</tbody></table>`
+}
+<form method="post" action="/dashboard/domains">${csrf}<label for="domain">Add a domain</label>
+<input id="domain" name="domain" placeholder="www.example.com" required> <button type="submit">Add</button></form>
+<h2>API key</h2>
+<p>A new key replaces the current one at once: scripts and the CLI using the old key stop working.</p>
+<form method="post" action="/dashboard/api-key" data-confirm="Replace your API key? Scripts and the CLI using the current key stop working at once.">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
+}
+
+export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
+  const web = webSessions(deps.sessions);
+  const { publish: publishDeps, secrets: secretDeps, hosts: hostDeps, billing: billingDeps } = deps;
+
+  /** /dashboard: the account's sites, then its account-wide sections. */
+  async function dashboardPage(reply: FastifyReply, s: Session, notice?: SafeHtml) {
+    const view = await describeAccount(deps.sessions.db, s.account, deps.sessions.config.planOverrides);
+    const sites = await listSites(publishDeps, s.account, { limit: 100 });
+    const rows = sites.sites.map(
+      (
+        site,
+      ) => html`<tr><td data-label="Site"><a href="/dashboard/sites/${site.slug}">${site.slug}</a> <a class="muted" href="${site.siteUrl}" aria-label="Open ${site.slug}">open</a></td><td data-label="Status">${site.status}</td>
+<td data-label="Files">${site.fileCount}</td><td data-label="Bytes">${site.totalSize}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`,
+    );
+    return sendPage(
+      reply,
+      200,
+      'Dashboard',
+      html`<h1>Your sites</h1>${notice ?? ''}
+<p>Signed in as ${view.email}. Usage: ${view.usage.sites.used} of ${
+        view.usage.sites.limit === 'unlimited' ? 'unlimited' : String(view.usage.sites.limit)
+      } sites, ${view.usage.storage.used} of ${view.usage.storage.limit} stored.</p>
+${
+  rows.length === 0
+    ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
+    : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
+}
+${await accountSections(
+  deps,
+  s,
+  web.csrfField(s.token),
+  sites.sites.map((site) => site.slug),
+)}
+<h2>Session</h2>
+<form method="post" action="/logout">${web.csrfField(s.token)}<p><button class="secondary" type="submit">Sign out</button></p></form>`,
+    );
+  }
+
+  return async (app) => {
+    web.guard(app);
+
+    /** A dashboard action: refusals of core are shown as a notice on `returnTo`. */
+    const action = (
+      path: string,
+      returnTo: (body: Form) => string,
+      run: (s: Session, body: Form, reply: FastifyReply) => Promise<string | undefined>,
+    ) =>
+      app.post(path, { schema: { hide: true } }, async (req, reply) => {
+        const s = formSession(req);
+        const body = formOf(req);
+        try {
+          const notice = await run(s, body, reply);
+          if (reply.sent) return reply;
+          return web.back(reply, s, returnTo(body), notice ?? 'Done.');
+        } catch (err) {
+          if (err instanceof ApiError && err.status < 500)
+            return web.back(reply, s, returnTo(body), `${err.code}: ${err.message}`);
+          throw err;
+        }
+      });
+    const sitePage = (body: Form) => `/dashboard/sites/${encodeURIComponent(body.slug ?? '')}`;
+    const home = () => HOME;
+
+    app.get(HOME, { schema: { hide: true } }, async (req, reply) => {
+      const s = req.webSession;
+      if (!s) return signInFirst(reply, HOME);
+      return dashboardPage(reply, s, web.notice(req, s));
+    });
+
+    app.get('/dashboard/sites/:slug', { schema: { hide: true } }, async (req, reply) => {
+      const { slug } = req.params as { slug: string };
+      // Not a slug at all (a bad path, whoever asks): a 404 page, not a detour through sign-in.
+      if (!/^[a-z0-9-]{1,63}$/.test(slug)) {
+        return sendPage(
+          reply,
+          404,
+          'Not found',
+          html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
+        );
+      }
+      const s = req.webSession;
+      if (!s) return signInFirst(reply, encodeURIComponent(req.url));
+      let site: Awaited<ReturnType<typeof siteDetails>>;
+      try {
+        site = await siteDetails(publishDeps, s.account, slug);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) {
+          return sendPage(
+            reply,
+            404,
+            'Not found',
+            html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
+          );
+        }
+        throw err;
+      }
+      const vars = await listVariables(secretDeps, s.account, slug);
+      const hosts = await listProxyHosts(secretDeps, s.account, slug);
+      const versions = await listVersions(publishDeps, s.account, slug);
+      const csrf = web.csrfField(s.token);
+      const slugField = html`<input type="hidden" name="slug" value="${slug}">`;
+      return sendPage(
+        reply,
+        200,
+        `Site ${slug}`,
+        html`<p><a href="/dashboard">← Your sites</a></p>
+<h1>${slug}</h1>${web.notice(req, s) ?? ''}
+<p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
+<h2>Files</h2>
+<table class="stack"><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
+<tbody>${site.files.map((f) => html`<tr><td data-label="Path">${f.path}</td><td data-label="Type">${f.contentType}</td><td data-label="Bytes">${f.size}</td></tr>`)}</tbody></table>
+<h2>Details</h2>
+<form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
+<label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
+<label for="description">Description</label><input id="description" name="description" value="${site.description ?? ''}">
+<label for="ttl">Expiry</label><select id="ttl" name="ttl">${EXPIRY_CHOICES.map(
+          (c) => html`<option value="${c.value}">${c.label}</option>`,
+        )}</select>
+<p><button type="submit">Save</button></p></form>
+<h2>Password</h2>
+<form method="post" action="/dashboard/sites/password">${csrf}${slugField}
+<label for="password">New password</label><input id="password" name="password" type="password" autocomplete="new-password">
+<p><button type="submit">Set password</button> <button class="danger" name="clear" value="1" type="submit">Remove password</button></p></form>
+<h2>Variables</h2>
+<p class="muted">Values are never shown.</p>
+<ul>${vars.map(
+          (v) =>
+            html`<li>${v.name} <form method="post" action="/dashboard/sites/variables/delete">${csrf}${slugField}<input type="hidden" name="name" value="${v.name}"><button class="danger" type="submit" aria-label="Delete the variable ${v.name}">Delete</button></form></li>`,
+        )}</ul>
+<form method="post" action="/dashboard/sites/variables">${csrf}${slugField}
+<label for="var-name">Name</label><input id="var-name" name="name" required>
+<label for="var-value">Value</label><input id="var-value" name="value" type="password" required>
+<p><button type="submit">Store variable</button></p></form>
+<h2>Proxy hosts</h2>
+<ul>${hosts.map(
+          (h) =>
+            html`<li>${h.hostname} <form method="post" action="/dashboard/sites/hosts/delete">${csrf}${slugField}<input type="hidden" name="hostname" value="${h.hostname}"><button class="danger" type="submit" aria-label="Remove ${h.hostname}">Remove</button></form></li>`,
+        )}</ul>
+<form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
+<label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
+<h2>Versions</h2>
+<ul>${versions.map(
+          (v) =>
+            html`<li>${timeTag(v.createdAt)} · ${v.fileCount} files · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
+        )}</ul>
+<h2>Copy or delete</h2>
+<form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
+<form method="post" action="/dashboard/sites/delete">${csrf}${slugField}
+<label><input type="checkbox" name="confirm" value="${slug}" required> Delete ${slug} permanently</label>
+<button class="danger" type="submit">Delete</button></form>`,
+      );
+    });
+
+    action('/dashboard/sites/metadata', sitePage, async (s, b) => {
+      // "keep" (or nothing) leaves the expiry alone; "never" clears it; a number of seconds from now.
+      const ttl = b.ttl ?? 'keep';
+      await updateMetadata(publishDeps, s.account, b.slug ?? '', {
+        title: b.title || null,
+        description: b.description || null,
+        ...(ttl === 'keep' ? {} : { ttlSeconds: ttl === 'never' ? null : Number(ttl) }),
+      });
+      return 'Saved.';
+    });
+    action('/dashboard/sites/password', sitePage, async (s, b) => {
+      await updateMetadata(publishDeps, s.account, b.slug ?? '', {
+        password: b.clear ? null : (b.password ?? ''),
+      });
+      return b.clear ? 'Password removed.' : 'Password set.';
+    });
+    action('/dashboard/sites/variables', sitePage, async (s, b) => {
+      await putVariables(secretDeps, s.account, b.slug ?? '', { [b.name ?? '']: b.value ?? '' });
+      return `Variable ${b.name} stored.`;
+    });
+    action('/dashboard/sites/variables/delete', sitePage, async (s, b) => {
+      await deleteVariable(secretDeps, s.account, b.slug ?? '', b.name ?? '');
+      return `Variable ${b.name} deleted.`;
+    });
+    action('/dashboard/sites/hosts', sitePage, async (s, b) => {
+      await putProxyHosts(secretDeps, s.account, b.slug ?? '', [b.hostname ?? '']);
+      return `${b.hostname} allowed.`;
+    });
+    action('/dashboard/sites/hosts/delete', sitePage, async (s, b) => {
+      await deleteProxyHost(secretDeps, s.account, b.slug ?? '', b.hostname ?? '');
+      return `${b.hostname} removed.`;
+    });
+    action('/dashboard/sites/restore', sitePage, async (s, b) => {
+      await restoreVersion(publishDeps, s.account, b.slug ?? '', b.versionId ?? '');
+      return 'Version restored.';
+    });
+    action('/dashboard/sites/duplicate', home, async (s, b) => {
+      const copy = await duplicateSite(publishDeps, s.account, b.slug ?? '');
+      return `Copied to ${copy.slug}.`;
+    });
+    action('/dashboard/sites/delete', sitePage, async (s, b, reply) => {
+      if (b.confirm !== b.slug) return 'Tick the box to confirm the deletion.';
+      await deleteSite(publishDeps, s.account, b.slug ?? '');
+      web.back(reply, s, '/dashboard', `${b.slug} deleted.`);
+      return undefined;
+    });
+    action('/dashboard/domains', home, async (s, b) => {
+      const added = await addDomain(hostDeps, s.account, b.domain ?? '');
+      return `${added.domain} added: create its DNS records, then verify.`;
+    });
+    action(
+      '/dashboard/domains/verify',
+      home,
+      async (s, b) => (await verifyDomain(hostDeps, s.account, b.domain ?? '')).message,
+    );
+    action('/dashboard/domains/delete', home, async (s, b) => {
+      await deleteDomain(hostDeps, s.account, b.domain ?? '');
+      return `${b.domain} deleted.`;
+    });
+    action('/dashboard/links', home, async (s, b) => {
+      const link = await createLink(hostDeps, s.account, {
+        slug: b.slug ?? '',
+        ...(b.domain ? { domain: b.domain } : {}),
+        location: b.location || '/',
+      });
+      return `${link.slug} is linked at ${link.url}.`;
+    });
+    action('/dashboard/links/delete', home, async (s, b) => {
+      await deleteLink(hostDeps, s.account, b.id ?? '');
+      return 'Link removed.';
+    });
+    action(
+      '/dashboard/handle',
+      home,
+      async (s, b) => (await putHandle(hostDeps, s.account, b.handle ?? '')).message,
+    );
+    action('/dashboard/upgrade', home, async (s, _b, reply) => {
+      const started = await checkout(billingDeps, s.account);
+      reply.redirect(started.checkoutUrl, 303);
+      return undefined;
+    });
+    action('/dashboard/portal', home, async (s, _b, reply) => {
+      reply.redirect((await portal(billingDeps, s.account)).portalUrl, 303);
+      return undefined;
+    });
+    // The new key is shown once, on this response; it is never stored in clear or shown again.
+    app.post('/dashboard/api-key', { schema: { hide: true } }, async (req, reply) => {
+      const s = formSession(req);
+      const apiKey = await regenerateApiKey(deps.sessions, s.account, s.token);
+      return sendPage(
+        reply,
+        200,
+        'New API key',
+        html`<h1>Your new API key</h1>
+<p class="warn" role="alert">Copy it now: it is shown once. The old key no longer works, and your other browser sessions were signed out.</p>
+<pre data-copy="the API key"><code id="api-key">${apiKey}</code></pre><p><a href="/dashboard">Back to the dashboard</a></p>`,
+      );
+    });
+  };
+}
