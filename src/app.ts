@@ -174,7 +174,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
     done();
   });
 
-  await app.register(opsRoutes(services.health, metrics));
+  await app.register(opsRoutes({ ...services.health, metrics }));
   // The web pages (src/http/pages/) share one scope, the only one that parses form bodies: the API's
   // routes take JSON. Each page plugin checks its own sessions and forms (src/http/pages/session.ts).
   await app.register(async (pages) => {

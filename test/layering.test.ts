@@ -40,14 +40,19 @@ function sources(dir: string): string[] {
 /** The top-level entry of src/ a path belongs to: a directory name or a root file name. */
 const layerOf = (file: string) => relative(SRC, file).split('/')[0]!;
 
+/** The modules of src/ a file imports (relative imports, as paths of .ts files). */
+const importsOf = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].map((match) =>
+    resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts')),
+  );
+
 test('no module imports from a layer above its own', () => {
   const violations: string[] = [];
   for (const file of sources(SRC)) {
     const forbidden = FORBIDDEN[layerOf(file)] ?? [];
-    const text = readFileSync(file, 'utf8');
-    for (const match of text.matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)) {
-      const target = layerOf(resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
-      if (forbidden.includes(target)) violations.push(`${relative(SRC, file)} -> ${match[1]}`);
+    for (const target of importsOf(file)) {
+      if (forbidden.includes(layerOf(target)))
+        violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
     }
   }
   assert.deepEqual(violations, []);
@@ -56,6 +61,60 @@ test('no module imports from a layer above its own', () => {
 test('every module of src/ belongs to a layer the rules above name', () => {
   const layers = new Set(sources(SRC).map(layerOf));
   assert.deepEqual([...layers].filter((layer) => !(layer in FORBIDDEN)).sort(), []);
+});
+
+/** Modules private to their layer: who may import them (layers as above). */
+const PRIVATE: Record<string, string[]> = {
+  // The password gate is the site server's; the cookies it shares with the dashboard are shared/cookies.ts.
+  'serve/password-gate.ts': ['serve'],
+};
+
+test('a module private to its layer is imported from that layer only', () => {
+  const violations: string[] = [];
+  for (const file of sources(SRC)) {
+    for (const target of importsOf(file)) {
+      const allowed = PRIVATE[relative(SRC, target)];
+      if (allowed && !allowed.includes(layerOf(file))) {
+        violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+/** A module of src/http/ that registers routes (the API's resources, ops, the web pages). */
+const ROUTE_CALL = /\b(?:app|raw)\.(?:get|post|put|patch|delete|head|options|route)\(/;
+const routeModules = () =>
+  sources(join(SRC, 'http')).filter((file) => ROUTE_CALL.test(readFileSync(file, 'utf8')));
+
+test('route modules of src/http/ (pages included) import no other route module: what they share lives apart', () => {
+  const routes = new Set(routeModules());
+  assert.ok(routes.size > 10, 'the route modules are found');
+  const violations: string[] = [];
+  for (const file of routes) {
+    for (const target of importsOf(file)) {
+      if (routes.has(target)) violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+test('every route module exports one plugin factory, (deps) => FastifyPluginAsync, that app.ts registers', () => {
+  const app = readFileSync(join(SRC, 'app.ts'), 'utf8');
+  const problems: string[] = [];
+  for (const file of routeModules()) {
+    const factories = [
+      ...readFileSync(file, 'utf8').matchAll(
+        /^export function (\w+)\(\w+: [^,)]+\): FastifyPluginAsync(?:Typebox)? \{$/gm,
+      ),
+    ].map((m) => m[1]!);
+    if (factories.length !== 1) problems.push(`${relative(SRC, file)}: ${factories.length} plugin factories`);
+    for (const name of factories) {
+      if (!new RegExp(`\\.register\\(${name}\\(`).test(app))
+        problems.push(`${name} is not registered in app.ts`);
+    }
+  }
+  assert.deepEqual(problems, []);
 });
 
 test('the layering check sees imports (it would catch a violation)', () => {

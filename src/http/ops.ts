@@ -1,6 +1,6 @@
 // Operational endpoints on the BASE_URL host: liveness, readiness, Prometheus metrics, OpenAPI.
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { Type } from 'typebox';
 import type { Metrics } from './metrics.js';
@@ -12,8 +12,14 @@ export interface HealthDeps {
   logger: Logger;
 }
 
-export function opsRoutes(deps: HealthDeps, metrics: Metrics) {
-  return async (app: FastifyInstance) => {
+/** What the ops routes read: the health checks and the metrics registry. */
+export interface OpsDeps extends HealthDeps {
+  metrics: Metrics;
+}
+
+export function opsRoutes(deps: OpsDeps): FastifyPluginAsync {
+  const { metrics } = deps;
+  return async (app) => {
     app.get(
       '/healthz',
       {
