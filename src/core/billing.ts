@@ -17,6 +17,7 @@ import type { Database } from '../store/db/schema.js';
 import { type AccountRow, findAccountById, setPlan } from '../store/db/tables/account.js';
 import {
   accountSubscriptions,
+  checkoutByTokenHash,
   findSubscription,
   insertSubscription,
   recordBillingEvent,
@@ -414,12 +415,7 @@ export type TestCheckoutState =
 
 /** What the test checkout page shows for a token: found by its hash; used once the payment moved it on. */
 export async function testCheckoutState(deps: BillingDeps, token: string): Promise<TestCheckoutState> {
-  const row = await deps.db.kysely
-    .selectFrom('subscriptions')
-    .innerJoin('accounts', 'accounts.id', 'subscriptions.account_id')
-    .select(['subscriptions.id', 'subscriptions.status', 'accounts.email'])
-    .where('subscriptions.checkout_token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
+  const row = await checkoutByTokenHash(deps.db.kysely, sha256Hex(token));
   if (!row) return { kind: 'unknown' };
   return OPEN.has(row.status) ? { kind: 'open', subscriptionId: row.id, email: row.email } : { kind: 'used' };
 }
@@ -431,11 +427,7 @@ export async function testCheckoutState(deps: BillingDeps, token: string): Promi
 export async function completeTestCheckout(deps: BillingDeps, token: string): Promise<boolean> {
   if (deps.payments.name !== 'test') return false;
   const tokenHash = sha256Hex(token);
-  const sub = await deps.db.kysely
-    .selectFrom('subscriptions')
-    .select('id')
-    .where('checkout_token_hash', '=', tokenHash)
-    .executeTakeFirst();
+  const sub = await checkoutByTokenHash(deps.db.kysely, tokenHash);
   if (!sub) return false;
   const now = deps.clock.now();
   // Spending the token and activating happen in one transaction: a payment is never half made.

@@ -5,8 +5,9 @@
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
-import type { AccountRow } from '../store/db/tables/account.js';
+import { type AccountRow, findAccountByHandle, setHandle } from '../store/db/tables/account.js';
 import { deleteLinksWhere, HANDLE_TARGET } from '../store/db/tables/link.js';
+import { slugExists } from '../store/db/tables/site.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { type PlanOverrides, planLimits } from './plans.js';
 
@@ -79,18 +80,9 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
   const name = handle as string;
   const url = handleUrl(deps.config, name);
   const taken = () => invalid(`The handle "${name}" is taken.`, { hint: 'Choose another name.' });
-  const clash = await deps.db.kysely
-    .selectFrom('sites')
-    .select('slug')
-    .where('slug', '=', name)
-    .executeTakeFirst();
-  if (clash) throw taken();
+  if (await slugExists(deps.db.kysely, name)) throw taken();
   try {
-    await deps.db.kysely
-      .updateTable('accounts')
-      .set({ handle: name, updated_at: deps.clock.now() })
-      .where('id', '=', account.id)
-      .execute();
+    await setHandle(deps.db.kysely, account.id, name, deps.clock.now());
   } catch (err) {
     if (isUniqueViolation(err)) throw taken();
     throw err;
@@ -112,11 +104,7 @@ export async function deleteHandle(deps: HandleDeps, account: AccountRow) {
   if (!account.handle) throw notFound('This account has no handle.');
   const old = account.handle;
   await deps.db.transaction(async (trx) => {
-    await trx
-      .updateTable('accounts')
-      .set({ handle: null, updated_at: deps.clock.now() })
-      .where('id', '=', account.id)
-      .execute();
+    await setHandle(trx, account.id, null, deps.clock.now());
     await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
   });
   deps.changes.publish({ kind: 'host', host: `${old}.${deps.config.siteHost}` });
@@ -125,10 +113,5 @@ export async function deleteHandle(deps: HandleDeps, account: AccountRow) {
 
 /** Whether a drawn slug would collide with a handle (new slugs never equal a handle). */
 export async function isHandle(db: Db, name: string): Promise<boolean> {
-  const row = await db.kysely
-    .selectFrom('accounts')
-    .select('id')
-    .where('handle', '=', name)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await findAccountByHandle(db.kysely, name)) !== undefined;
 }

@@ -25,6 +25,7 @@ import {
   abandonPendingVersions,
   findVersion,
   insertVersion,
+  markVersionFinalized,
   missingPaths,
   ownerStoredHashes,
   pendingVersionOf,
@@ -413,14 +414,9 @@ export async function finalizeSite(
       updated_at: now,
       ...(ogImageGone ? { og_image_path: null } : {}),
     });
-    const res = await trx
-      .updateTable('versions')
-      .set({ status: 'finalized', finalized_at: now })
-      .where('id', '=', versionId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
     // Throwing rolls the site change back too.
-    if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
+    if (!(await markVersionFinalized(trx, versionId, now)))
+      throw invalid(`versionId ${versionId} is no longer pending.`);
   });
   deps.changes.publish({ kind: 'site', slug });
   return result(warnings);

@@ -28,6 +28,46 @@ export function findLiveSite(db: Executor, slug: string): Promise<SiteRow | unde
     .executeTakeFirst();
 }
 
+/** The fields the site server serves a site by (its record, serve/site-record.ts); deleted sites included. */
+export function siteServingRow(
+  db: Executor,
+  slug: string,
+): Promise<
+  | Pick<
+      SiteRow,
+      | 'slug'
+      | 'current_version_id'
+      | 'title'
+      | 'description'
+      | 'og_image_path'
+      | 'password_hash'
+      | 'expires_at'
+      | 'deleted_at'
+    >
+  | undefined
+> {
+  return db
+    .selectFrom('sites')
+    .select([
+      'slug',
+      'current_version_id',
+      'title',
+      'description',
+      'og_image_path',
+      'password_hash',
+      'expires_at',
+      'deleted_at',
+    ])
+    .where('slug', '=', slug)
+    .executeTakeFirst();
+}
+
+/** Whether any site, live or deleted (a retired slug), has this slug. */
+export async function slugExists(db: Executor, slug: string): Promise<boolean> {
+  const row = await db.selectFrom('sites').select('slug').where('slug', '=', slug).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** A new site; `liveBytes` is the total size of `row.current_version_id` (0 when it has none yet). */
 export async function insertSite(trx: Transaction<Database>, row: SiteRow, liveBytes: number): Promise<void> {
   await trx.insertInto('sites').values(row).execute();
