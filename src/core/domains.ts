@@ -26,8 +26,8 @@ import {
 import { deleteLinksWhere } from '../store/db/tables/link.js';
 import type { DnsLookups } from '../store/dns/resolve.js';
 import { ApiError, invalid, notFound } from './errors.js';
+import { normalizeHostname } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
-import { normalizeHostname } from './proxy-hosts.js';
 
 export const TXT_PREFIX = '_service.';
 export const TXT_VALUE_PREFIX = 'service-verify=';

@@ -7,8 +7,9 @@ import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import { type AccountRow, findAccountByHandle, setHandle } from '../store/db/tables/account.js';
 import { deleteLinksWhere, HANDLE_TARGET } from '../store/db/tables/link.js';
-import { slugExists } from '../store/db/tables/site.js';
+import { slugState } from '../store/db/tables/site.js';
 import { ApiError, invalid, notFound } from './errors.js';
+import { labelHost, labelUrl } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
 
 export const HANDLE_MIN_CHARS = 3;
@@ -35,8 +36,7 @@ export interface HandleDeps {
   changes: ChangeBus;
 }
 
-export const handleUrl = (config: HandleDeps['config'], handle: string) =>
-  `${config.scheme}://${handle}.${config.siteDomain}/`;
+export const handleUrl = (config: HandleDeps['config'], handle: string) => labelUrl(config, handle);
 
 /** Why `handle` cannot be taken by anyone, or null. */
 export function handleProblem(
@@ -80,16 +80,15 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
   const name = handle as string;
   const url = handleUrl(deps.config, name);
   const taken = () => invalid(`The handle "${name}" is taken.`, { hint: 'Choose another name.' });
-  if (await slugExists(deps.db.kysely, name)) throw taken();
+  if ((await slugState(deps.db.kysely, name)) !== undefined) throw taken();
   try {
     await setHandle(deps.db.kysely, account.id, name, deps.clock.now());
   } catch (err) {
     if (isUniqueViolation(err)) throw taken();
     throw err;
   }
-  if (account.handle)
-    deps.changes.publish({ kind: 'host', host: `${account.handle}.${deps.config.siteHost}` });
-  deps.changes.publish({ kind: 'host', host: `${name}.${deps.config.siteHost}` });
+  if (account.handle) deps.changes.publish({ kind: 'host', host: labelHost(deps.config, account.handle) });
+  deps.changes.publish({ kind: 'host', host: labelHost(deps.config, name) });
   return {
     handle: name,
     url,
@@ -107,7 +106,7 @@ export async function deleteHandle(deps: HandleDeps, account: AccountRow) {
     await setHandle(trx, account.id, null, deps.clock.now());
     await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
   });
-  deps.changes.publish({ kind: 'host', host: `${old}.${deps.config.siteHost}` });
+  deps.changes.publish({ kind: 'host', host: labelHost(deps.config, old) });
   return { deleted: true as const, message: `The handle ${old} was released and its links removed.` };
 }
 

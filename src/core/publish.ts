@@ -35,6 +35,7 @@ import {
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
 import { formatBytes } from './format.js';
 import { isHandle } from './handle.js';
+import { labelUrl } from './hosts.js';
 import {
   MAX_MANIFEST_FILES,
   MAX_PATH_CHARS,
@@ -95,8 +96,7 @@ export interface PublishResult {
   anonymous?: { claimToken: string; claimUrl: string; expiresAt: string };
 }
 
-export const siteUrlOf = (config: PublishDeps['config'], slug: string) =>
-  `${config.scheme}://${slug}.${config.siteDomain}/`;
+export const siteUrlOf = (config: PublishDeps['config'], slug: string) => labelUrl(config, slug);
 
 export const claimUrlOf = (config: PublishDeps['config'], slug: string, token: string) =>
   `${config.baseUrl}/claim?slug=${encodeURIComponent(slug)}&token=${encodeURIComponent(token)}`;

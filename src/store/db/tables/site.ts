@@ -62,10 +62,10 @@ export function siteServingRow(
     .executeTakeFirst();
 }
 
-/** Whether any site, live or deleted (a retired slug), has this slug. */
-export async function slugExists(db: Executor, slug: string): Promise<boolean> {
-  const row = await db.selectFrom('sites').select('slug').where('slug', '=', slug).executeTakeFirst();
-  return row !== undefined;
+/** Whether a site has this slug: `live`, `deleted` (a retired slug: its row stays), or undefined (none). */
+export async function slugState(db: Executor, slug: string): Promise<'live' | 'deleted' | undefined> {
+  const row = await db.selectFrom('sites').select('deleted_at').where('slug', '=', slug).executeTakeFirst();
+  return row === undefined ? undefined : row.deleted_at === null ? 'live' : 'deleted';
 }
 
 /** A new site; `liveBytes` is the total size of `row.current_version_id` (0 when it has none yet). */
