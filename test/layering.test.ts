@@ -58,6 +58,33 @@ test('every module of src/ belongs to a layer the rules above name', () => {
   assert.deepEqual([...layers].filter((layer) => !(layer in FORBIDDEN)).sort(), []);
 });
 
+/**
+ * Kysely's query builder and raw SQL: queries live in src/store/db/tables/ (one file per table), so a
+ * schema change has one place to look and core/serve read as rules, not SQL.
+ */
+const QUERY_BUILDER =
+  /\.(?:selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)\(|\bsql(?:<[^`]*>)?`/;
+
+test('only src/store/ builds database queries (no query builder or sql`` in core, serve, http, ...)', () => {
+  const violations: string[] = [];
+  for (const file of sources(SRC)) {
+    if (layerOf(file) === 'store') continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (QUERY_BUILDER.test(line)) violations.push(`${relative(SRC, file)}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  assert.deepEqual(violations, []);
+});
+
+test('the query check sees queries (it would catch a violation)', () => {
+  const text = readFileSync(join(SRC, 'store', 'db', 'tables', 'site.ts'), 'utf8');
+  assert.ok(text.split('\n').filter((line) => QUERY_BUILDER.test(line)).length > 3);
+  assert.ok(QUERY_BUILDER.test('await sql`select 1`.execute(db)'));
+  assert.ok(QUERY_BUILDER.test('sql<number>`count(*)`'));
+});
+
 test('the layering check sees imports (it would catch a violation)', () => {
   // Guards the test above against a regex that silently matches nothing.
   const text = readFileSync(join(SRC, 'core', 'publish.ts'), 'utf8');
