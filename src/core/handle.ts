@@ -11,10 +11,10 @@ import { slugState } from '../store/db/tables/site.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { labelHost, labelUrl } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
+import { isValidSlug } from './slug.js';
 
 export const HANDLE_MIN_CHARS = 3;
 export const HANDLE_MAX_CHARS = 30;
-const HANDLE_RE = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 /** Names no one may take: service hosts and words people would mistake for the service's own pages. */
 const RESERVED = new Set([
@@ -47,7 +47,8 @@ export function handleProblem(
   if (handle.length < HANDLE_MIN_CHARS || handle.length > HANDLE_MAX_CHARS) {
     return `a handle has ${HANDLE_MIN_CHARS} to ${HANDLE_MAX_CHARS} characters`;
   }
-  if (!HANDLE_RE.test(handle)) {
+  // Handles and slugs share `<label>.SITE_DOMAIN`: one label form for both (core/slug.ts).
+  if (!isValidSlug(handle)) {
     return 'a handle has lowercase letters, digits and hyphens only, and does not start or end with a hyphen';
   }
   // `--` marks IDN A-labels (`xn--`, RFC 5891 4.2.3.1: no `--` in a label's 3rd and 4th places) and
