@@ -56,9 +56,9 @@ const WINDING_DOWN = new Set(['pending', 'halted', 'cancelled', 'completed']);
 /** Stored plan and end date derived from every subscription of the account. */
 function derivePlan(subscriptions: SubscriptionRow[]): { plan: 'free' | 'hobby'; until: number | null } {
   if (subscriptions.some((s) => s.status === 'active')) return { plan: 'hobby', until: null };
-  const ends = subscriptions
-    .filter((s) => WINDING_DOWN.has(s.status) && s.current_end !== null)
-    .map((s) => Number(s.current_end));
+  const ends = subscriptions.flatMap((s) =>
+    WINDING_DOWN.has(s.status) && s.current_end !== null ? [s.current_end] : [],
+  );
   return ends.length > 0 ? { plan: 'hobby', until: Math.max(...ends) } : { plan: 'free', until: null };
 }
 
@@ -138,7 +138,7 @@ async function portalSubscription(
   return subs.find((s) => s.status === 'active') ?? subs.find((s) => WINDING_DOWN.has(s.status));
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** POST /api/billing/portal. */
 export async function portal(
@@ -214,7 +214,7 @@ export async function cancelFromPortal(deps: BillingDeps, account: AccountRow): 
     createdAt: now,
     subscription: {
       id: sub.id,
-      currentEnd: remote?.currentEnd ?? (sub.current_end === null ? null : Number(sub.current_end)),
+      currentEnd: remote?.currentEnd ?? sub.current_end,
     },
   });
 }
@@ -269,11 +269,10 @@ const LIFECYCLE_RANK: Record<string, number> = {
  * paid period (an activation and its first charge of one second). An equal event is not newer.
  */
 function isNewer(event: BillingEvent, status: string, sub: SubscriptionRow): boolean {
-  const at = Number(sub.event_at);
-  if (event.createdAt !== at) return event.createdAt > at;
+  if (event.createdAt !== sub.event_at) return event.createdAt > sub.event_at;
   const rank = (LIFECYCLE_RANK[status] ?? 0) - (LIFECYCLE_RANK[sub.status] ?? 0);
   if (rank !== 0) return rank > 0;
-  const end = (ms: number | null) => (ms === null ? -1 : Number(ms));
+  const end = (ms: number | null) => ms ?? -1;
   return end(event.subscription.currentEnd) > end(sub.current_end);
 }
 
@@ -314,11 +313,8 @@ export async function applyBillingEvent(
     const account = await findAccountById(trx, sub.account_id);
     if (!account) return 'applied';
     const derived = derivePlan(await accountSubscriptions(trx, sub.account_id));
-    // Any change of plan or end date: cached host routes carry the end date (serve/resolve-host.ts).
-    if (
-      derived.plan !== account.plan ||
-      derived.until !== (account.plan_until === null ? null : Number(account.plan_until))
-    ) {
+    // Any change of plan or end date: cached host routes carry the end date (core/hosts.ts).
+    if (derived.plan !== account.plan || derived.until !== account.plan_until) {
       await setPlan(trx, account.id, derived.plan, derived.until, now);
       planChanged = true;
     }

@@ -77,5 +77,5 @@ export async function accountUsage(
     .select(['site_count', 'stored_bytes'])
     .where('id', '=', id)
     .executeTakeFirst();
-  return { sites: Number(row?.site_count ?? 0), storageBytes: Number(row?.stored_bytes ?? 0) };
+  return { sites: row?.site_count ?? 0, storageBytes: row?.stored_bytes ?? 0 };
 }

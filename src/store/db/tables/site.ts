@@ -155,7 +155,7 @@ async function counted(db: Executor, row: SiteRow): Promise<{ owner: string | nu
     .select('total_size')
     .where('id', '=', row.current_version_id)
     .executeTakeFirst();
-  return { owner: row.owner_id, bytes: Number(version?.total_size ?? 0) };
+  return { owner: row.owner_id, bytes: version?.total_size ?? 0 };
 }
 
 /**
@@ -177,6 +177,7 @@ export async function recountUsage(
     .where('sites.deleted_at', 'is', null)
     .groupBy('sites.owner_id')
     .execute();
+  // Aggregates are the one place a driver hands back text (PostgreSQL's SUM of bigint is numeric).
   return new Map(rows.map((r) => [r.owner_id!, { sites: Number(r.sites), storageBytes: Number(r.bytes) }]));
 }
 
