@@ -7,7 +7,6 @@
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -18,6 +17,7 @@ import type { BillingDeps } from './core/billing.js';
 import type { BodyPace } from './core/body-pace.js';
 import type { DomainDeps } from './core/domains.js';
 import type { HandleDeps } from './core/handle.js';
+import { hostnameOf, hostTarget } from './core/hosts.js';
 import type { LinkDeps } from './core/links.js';
 import type { ProxyDeps } from './core/proxy.js';
 import type { ProxyHostDeps } from './core/proxy-hosts.js';
@@ -59,28 +59,11 @@ import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
 import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
-import { hostnameOf } from './serve/resolve-host.js';
 import type { SiteServer } from './serve/site-server.js';
 import type { Clock } from './shared/clock.js';
 
-export type HostTarget = 'api' | 'site';
-
 /** The policy of the BASE_URL host's answers that are not pages: nothing may load, run or frame them. */
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
-
-/** CONTRACT "Hosts": BASE_URL's host -> API and pages; anything else -> the site server. */
-export function hostTarget(hostname: string, baseHost: string): HostTarget {
-  if (hostname === baseHost) return 'api';
-  // No Host, or an IP literal: nothing a site or custom domain can be, so the API answers
-  // (lets health checks and clients reach http://127.0.0.1:PORT/api/... directly). Site hosts end in
-  // a letter (a TLD or `localhost`), so the isIP check only runs for the rare candidates.
-  if (hostname === '') return 'api';
-  const last = hostname.charCodeAt(hostname.length - 1);
-  if (hostname.charCodeAt(0) === 91 /* [ */ || (last >= 48 && last <= 57) /* digit */) {
-    if (isIP(hostname.replace(/^\[|\]$/g, '')) !== 0) return 'api';
-  }
-  return 'site';
-}
 
 export type App = FastifyInstance;
 

@@ -82,6 +82,26 @@ test('a module private to its layer is imported from that layer only', () => {
   assert.deepEqual(violations, []);
 });
 
+/**
+ * Kysely's query builder and raw SQL: queries live in src/store/db/tables/ (one file per table), so a
+ * schema change has one place to look and core/serve read as rules, not SQL.
+ */
+const QUERY_BUILDER =
+  /\.(?:selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)\(|\bsql(?:<[^`]*>)?`/;
+
+test('only src/store/ builds database queries (no query builder or sql`` in core, serve, http, ...)', () => {
+  const violations: string[] = [];
+  for (const file of sources(SRC)) {
+    if (layerOf(file) === 'store') continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (QUERY_BUILDER.test(line)) violations.push(`${relative(SRC, file)}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  assert.deepEqual(violations, []);
+});
+
 /** A module of src/http/ that registers routes (the API's resources, ops, the web pages). */
 const ROUTE_CALL = /\b(?:app|raw)\.(?:get|post|put|patch|delete|head|options|route)\(/;
 const routeModules = () =>
@@ -115,6 +135,13 @@ test('every route module exports one plugin factory, (deps) => FastifyPluginAsyn
     }
   }
   assert.deepEqual(problems, []);
+});
+
+test('the query check sees queries (it would catch a violation)', () => {
+  const text = readFileSync(join(SRC, 'store', 'db', 'tables', 'site.ts'), 'utf8');
+  assert.ok(text.split('\n').filter((line) => QUERY_BUILDER.test(line)).length > 3);
+  assert.ok(QUERY_BUILDER.test('await sql`select 1`.execute(db)'));
+  assert.ok(QUERY_BUILDER.test('sql<number>`count(*)`'));
 });
 
 test('the layering check sees imports (it would catch a violation)', () => {

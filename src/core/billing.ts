@@ -17,6 +17,7 @@ import type { Database } from '../store/db/schema.js';
 import { type AccountRow, findAccountById, setPlan } from '../store/db/tables/account.js';
 import {
   accountSubscriptions,
+  checkoutByTokenHash,
   findSubscription,
   insertSubscription,
   recordBillingEvent,
@@ -55,9 +56,9 @@ const WINDING_DOWN = new Set(['pending', 'halted', 'cancelled', 'completed']);
 /** Stored plan and end date derived from every subscription of the account. */
 function derivePlan(subscriptions: SubscriptionRow[]): { plan: 'free' | 'hobby'; until: number | null } {
   if (subscriptions.some((s) => s.status === 'active')) return { plan: 'hobby', until: null };
-  const ends = subscriptions
-    .filter((s) => WINDING_DOWN.has(s.status) && s.current_end !== null)
-    .map((s) => Number(s.current_end));
+  const ends = subscriptions.flatMap((s) =>
+    WINDING_DOWN.has(s.status) && s.current_end !== null ? [s.current_end] : [],
+  );
   return ends.length > 0 ? { plan: 'hobby', until: Math.max(...ends) } : { plan: 'free', until: null };
 }
 
@@ -137,7 +138,7 @@ async function portalSubscription(
   return subs.find((s) => s.status === 'active') ?? subs.find((s) => WINDING_DOWN.has(s.status));
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** POST /api/billing/portal. */
 export async function portal(
@@ -213,7 +214,7 @@ export async function cancelFromPortal(deps: BillingDeps, account: AccountRow): 
     createdAt: now,
     subscription: {
       id: sub.id,
-      currentEnd: remote?.currentEnd ?? (sub.current_end === null ? null : Number(sub.current_end)),
+      currentEnd: remote?.currentEnd ?? sub.current_end,
     },
   });
 }
@@ -268,11 +269,10 @@ const LIFECYCLE_RANK: Record<string, number> = {
  * paid period (an activation and its first charge of one second). An equal event is not newer.
  */
 function isNewer(event: BillingEvent, status: string, sub: SubscriptionRow): boolean {
-  const at = Number(sub.event_at);
-  if (event.createdAt !== at) return event.createdAt > at;
+  if (event.createdAt !== sub.event_at) return event.createdAt > sub.event_at;
   const rank = (LIFECYCLE_RANK[status] ?? 0) - (LIFECYCLE_RANK[sub.status] ?? 0);
   if (rank !== 0) return rank > 0;
-  const end = (ms: number | null) => (ms === null ? -1 : Number(ms));
+  const end = (ms: number | null) => ms ?? -1;
   return end(event.subscription.currentEnd) > end(sub.current_end);
 }
 
@@ -313,11 +313,8 @@ export async function applyBillingEvent(
     const account = await findAccountById(trx, sub.account_id);
     if (!account) return 'applied';
     const derived = derivePlan(await accountSubscriptions(trx, sub.account_id));
-    // Any change of plan or end date: cached host routes carry the end date (serve/resolve-host.ts).
-    if (
-      derived.plan !== account.plan ||
-      derived.until !== (account.plan_until === null ? null : Number(account.plan_until))
-    ) {
+    // Any change of plan or end date: cached host routes carry the end date (core/hosts.ts).
+    if (derived.plan !== account.plan || derived.until !== account.plan_until) {
       await setPlan(trx, account.id, derived.plan, derived.until, now);
       planChanged = true;
     }
@@ -414,12 +411,7 @@ export type TestCheckoutState =
 
 /** What the test checkout page shows for a token: found by its hash; used once the payment moved it on. */
 export async function testCheckoutState(deps: BillingDeps, token: string): Promise<TestCheckoutState> {
-  const row = await deps.db.kysely
-    .selectFrom('subscriptions')
-    .innerJoin('accounts', 'accounts.id', 'subscriptions.account_id')
-    .select(['subscriptions.id', 'subscriptions.status', 'accounts.email'])
-    .where('subscriptions.checkout_token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
+  const row = await checkoutByTokenHash(deps.db.kysely, sha256Hex(token));
   if (!row) return { kind: 'unknown' };
   return OPEN.has(row.status) ? { kind: 'open', subscriptionId: row.id, email: row.email } : { kind: 'used' };
 }
@@ -431,11 +423,7 @@ export async function testCheckoutState(deps: BillingDeps, token: string): Promi
 export async function completeTestCheckout(deps: BillingDeps, token: string): Promise<boolean> {
   if (deps.payments.name !== 'test') return false;
   const tokenHash = sha256Hex(token);
-  const sub = await deps.db.kysely
-    .selectFrom('subscriptions')
-    .select('id')
-    .where('checkout_token_hash', '=', tokenHash)
-    .executeTakeFirst();
+  const sub = await checkoutByTokenHash(deps.db.kysely, tokenHash);
   if (!sub) return false;
   const now = deps.clock.now();
   // Spending the token and activating happen in one transaction: a payment is never half made.

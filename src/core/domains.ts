@@ -26,8 +26,8 @@ import {
 import { deleteLinksWhere } from '../store/db/tables/link.js';
 import type { DnsLookups } from '../store/dns/resolve.js';
 import { ApiError, invalid, notFound } from './errors.js';
+import { normalizeHostname } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
-import { normalizeHostname } from './proxy-hosts.js';
 
 export const TXT_PREFIX = '_service.';
 export const TXT_VALUE_PREFIX = 'service-verify=';
@@ -97,7 +97,7 @@ function sslStatusOf(row: DomainRow): SslStatus {
   return row.tls_requested_at === null ? 'provisioning' : 'active';
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function domainView(row: DomainRow): DomainView {
   return {
@@ -107,7 +107,7 @@ export function domainView(row: DomainRow): DomainView {
     isApex: isApexDomain(row.domain),
     verificationTxtName: `${TXT_PREFIX}${row.domain}`,
     verificationTxtValue: `${TXT_VALUE_PREFIX}${row.token}`,
-    createdAt: new Date(Number(row.created_at)).toISOString(),
+    createdAt: new Date(row.created_at).toISOString(),
     verifiedAt: iso(row.verified_at),
   };
 }

@@ -5,14 +5,16 @@
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
-import type { AccountRow } from '../store/db/tables/account.js';
+import { type AccountRow, findAccountByHandle, setHandle } from '../store/db/tables/account.js';
 import { deleteLinksWhere, HANDLE_TARGET } from '../store/db/tables/link.js';
+import { slugState } from '../store/db/tables/site.js';
 import { ApiError, invalid, notFound } from './errors.js';
+import { labelHost, labelUrl } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
+import { isValidSlug } from './slug.js';
 
 export const HANDLE_MIN_CHARS = 3;
 export const HANDLE_MAX_CHARS = 30;
-const HANDLE_RE = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 /** Names no one may take: service hosts and words people would mistake for the service's own pages. */
 const RESERVED = new Set([
@@ -34,8 +36,7 @@ export interface HandleDeps {
   changes: ChangeBus;
 }
 
-export const handleUrl = (config: HandleDeps['config'], handle: string) =>
-  `${config.scheme}://${handle}.${config.siteDomain}/`;
+export const handleUrl = (config: HandleDeps['config'], handle: string) => labelUrl(config, handle);
 
 /** Why `handle` cannot be taken by anyone, or null. */
 export function handleProblem(
@@ -46,7 +47,8 @@ export function handleProblem(
   if (handle.length < HANDLE_MIN_CHARS || handle.length > HANDLE_MAX_CHARS) {
     return `a handle has ${HANDLE_MIN_CHARS} to ${HANDLE_MAX_CHARS} characters`;
   }
-  if (!HANDLE_RE.test(handle)) {
+  // Handles and slugs share `<label>.SITE_DOMAIN`: one label form for both (core/slug.ts).
+  if (!isValidSlug(handle)) {
     return 'a handle has lowercase letters, digits and hyphens only, and does not start or end with a hyphen';
   }
   // `--` marks IDN A-labels (`xn--`, RFC 5891 4.2.3.1: no `--` in a label's 3rd and 4th places) and
@@ -79,25 +81,15 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
   const name = handle as string;
   const url = handleUrl(deps.config, name);
   const taken = () => invalid(`The handle "${name}" is taken.`, { hint: 'Choose another name.' });
-  const clash = await deps.db.kysely
-    .selectFrom('sites')
-    .select('slug')
-    .where('slug', '=', name)
-    .executeTakeFirst();
-  if (clash) throw taken();
+  if ((await slugState(deps.db.kysely, name)) !== undefined) throw taken();
   try {
-    await deps.db.kysely
-      .updateTable('accounts')
-      .set({ handle: name, updated_at: deps.clock.now() })
-      .where('id', '=', account.id)
-      .execute();
+    await setHandle(deps.db.kysely, account.id, name, deps.clock.now());
   } catch (err) {
     if (isUniqueViolation(err)) throw taken();
     throw err;
   }
-  if (account.handle)
-    deps.changes.publish({ kind: 'host', host: `${account.handle}.${deps.config.siteHost}` });
-  deps.changes.publish({ kind: 'host', host: `${name}.${deps.config.siteHost}` });
+  if (account.handle) deps.changes.publish({ kind: 'host', host: labelHost(deps.config, account.handle) });
+  deps.changes.publish({ kind: 'host', host: labelHost(deps.config, name) });
   return {
     handle: name,
     url,
@@ -112,23 +104,14 @@ export async function deleteHandle(deps: HandleDeps, account: AccountRow) {
   if (!account.handle) throw notFound('This account has no handle.');
   const old = account.handle;
   await deps.db.transaction(async (trx) => {
-    await trx
-      .updateTable('accounts')
-      .set({ handle: null, updated_at: deps.clock.now() })
-      .where('id', '=', account.id)
-      .execute();
+    await setHandle(trx, account.id, null, deps.clock.now());
     await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
   });
-  deps.changes.publish({ kind: 'host', host: `${old}.${deps.config.siteHost}` });
+  deps.changes.publish({ kind: 'host', host: labelHost(deps.config, old) });
   return { deleted: true as const, message: `The handle ${old} was released and its links removed.` };
 }
 
 /** Whether a drawn slug would collide with a handle (new slugs never equal a handle). */
 export async function isHandle(db: Db, name: string): Promise<boolean> {
-  const row = await db.kysely
-    .selectFrom('accounts')
-    .select('id')
-    .where('handle', '=', name)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await findAccountByHandle(db.kysely, name)) !== undefined;
 }

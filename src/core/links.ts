@@ -1,6 +1,6 @@
 // Links (CONTRACT "Links"): one owned site mounted at a location (`/`, `/docs`, ...) of the caller's
 // handle or of one of the caller's active custom domains. Serving picks the longest matching location
-// and the site sees the path below it (serve/resolve-host.ts). A site's, handle's or domain's links go
+// and the site sees the path below it (core/hosts.ts). A site's, handle's or domain's links go
 // with it.
 
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,7 @@ import {
   type LinkRow,
 } from '../store/db/tables/link.js';
 import { invalid, notFound } from './errors.js';
-import { normalizeHostname } from './proxy-hosts.js';
+import { domainUrl, labelHost, labelUrl, normalizeHostname } from './hosts.js';
 import { ownedSite } from './publish.js';
 
 export const MAX_LOCATION_CHARS = 200;
@@ -62,22 +62,20 @@ export function normalizeLocation(input: unknown): string {
 
 function hostOf(deps: LinkDeps, account: AccountRow, row: LinkRow): string | null {
   if (row.domain !== HANDLE_TARGET) return row.domain;
-  return account.handle ? `${account.handle}.${deps.config.siteHost}` : null;
+  return account.handle ? labelHost(deps.config, account.handle) : null;
 }
 
 export function linkView(deps: LinkDeps, account: AccountRow, row: LinkRow): LinkView {
   const path = row.location === '/' ? '/' : `${row.location}/`;
   const isHandle = row.domain === HANDLE_TARGET;
-  const url = isHandle
-    ? `${deps.config.scheme}://${account.handle}.${deps.config.siteDomain}${path}`
-    : `https://${row.domain}${path}`;
+  const url = isHandle ? labelUrl(deps.config, account.handle ?? '', path) : domainUrl(row.domain, path);
   return {
     id: row.id,
     slug: row.site_slug,
     ...(isHandle ? { handle: account.handle ?? '' } : { domain: row.domain }),
     location: row.location,
     url,
-    createdAt: new Date(Number(row.created_at)).toISOString(),
+    createdAt: new Date(row.created_at).toISOString(),
   };
 }
 
@@ -140,30 +138,4 @@ export async function deleteLink(deps: LinkDeps, account: AccountRow, id: string
   const host = hostOf(deps, account, row);
   if (host) deps.changes.publish({ kind: 'host', host });
   return { id, deleted: true as const };
-}
-
-/**
- * The hosts that serve a site through links (for the proxy's Origin check): its owner's handle, and the
- * domains whose active entry is its owner's (a link outliving its domain's ownership names no origin).
- */
-export async function linkedHosts(
-  db: Db,
-  slug: string,
-): Promise<Array<{ handle: string | null; domain: string | null }>> {
-  const rows = await db.kysely
-    .selectFrom('links')
-    .innerJoin('accounts', 'accounts.id', 'links.account_id')
-    .leftJoin('domains', (join) =>
-      join
-        .onRef('domains.domain', '=', 'links.domain')
-        .onRef('domains.account_id', '=', 'links.account_id')
-        .on('domains.status', '=', 'active'),
-    )
-    .select(['links.domain', 'accounts.handle'])
-    .where('links.site_slug', '=', slug)
-    .where((eb) => eb.or([eb('links.domain', '=', HANDLE_TARGET), eb('domains.domain', 'is not', null)]))
-    .execute();
-  return rows.map((r) =>
-    r.domain === HANDLE_TARGET ? { handle: r.handle, domain: null } : { handle: null, domain: r.domain },
-  );
 }

@@ -72,7 +72,7 @@ export function planLimits(plan: PlanName, overrides: PlanOverrides = {}): PlanL
  */
 export function effectivePlan(account: { plan: PlanName; plan_until: number | null }, now: number): PlanName {
   if (account.plan !== 'hobby') return 'free';
-  return account.plan_until === null || Number(account.plan_until) > now ? 'hobby' : 'free';
+  return account.plan_until === null || account.plan_until > now ? 'hobby' : 'free';
 }
 
 /** The account with its plan as of `now`. */

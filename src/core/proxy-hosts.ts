@@ -1,9 +1,7 @@
 // The proxy host allowlist (spec "Proxy host allowlist", CONTRACT "Variables, proxy hosts, proxy"): the
-// exact hostnames the site proxy may reach for a site. Stored lowercase, IDN as punycode; no wildcard,
-// scheme, port, path or IP literal.
+// exact hostnames the site proxy may reach for a site. Stored in the one hostname form
+// (core/hosts.ts normalizeHostname: lowercase, IDN as punycode; no wildcard, scheme, port, path or IP literal).
 
-import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
@@ -14,12 +12,10 @@ import {
 } from '../store/db/tables/proxy-host.js';
 import { lockSite } from '../store/db/tables/site.js';
 import { invalid, notFound } from './errors.js';
+import { normalizeHostname } from './hosts.js';
 import { ownedSite } from './publish.js';
 
 export const MAX_PROXY_HOSTS_PER_SITE = 50;
-/** RFC 1035 §2.3.4: 253 characters in text form, 63 per label. */
-const MAX_HOSTNAME_CHARS = 253;
-const LABEL_RE = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 export interface ProxyHostDeps {
   db: Db;
@@ -32,39 +28,10 @@ export interface ProxyHostInfo {
   updatedAt: string;
 }
 
-/**
- * The canonical form of an allowlist entry (lowercase ASCII, IDN as punycode), or the reason it is refused.
- * Also used on the proxy's target URL, so both sides compare the same form.
- */
-export function normalizeHostname(input: unknown): { hostname: string } | { problem: string } {
-  if (typeof input !== 'string' || input === '') return { problem: 'a hostname must be a non-empty string' };
-  const shown = JSON.stringify(input.slice(0, 100));
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(input))
-    return { problem: `${shown} has a scheme; give the hostname only` };
-  if (input.includes('*')) return { problem: `${shown} is a wildcard; list each exact hostname` };
-  if (/[/?#]/.test(input)) return { problem: `${shown} has a path; give the hostname only` };
-  if (input.includes('@')) return { problem: `${shown} has user information; give the hostname only` };
-  const bare = input.replace(/^\[|\]$/g, '');
-  if (isIP(bare) !== 0) return { problem: `${shown} is an IP address; the allowlist takes hostnames only` };
-  if (input.includes(':')) return { problem: `${shown} has a port; give the hostname only` };
-  if (/\s/.test(input)) return { problem: `${shown} contains whitespace` };
-  const ascii = domainToASCII(input.replace(/\.$/, ''));
-  if (ascii === '') return { problem: `${shown} is not a valid hostname` };
-  const labels = ascii.split('.');
-  // A numeric last label is read as an IPv4 address by URL parsers (`127.1`, `0x7f.1`): not a hostname.
-  if (/^(?:0x[0-9a-f]*|[0-9]+)$/i.test(labels[labels.length - 1] ?? '')) {
-    return { problem: `${shown} is an IP address; the allowlist takes hostnames only` };
-  }
-  if (ascii.length > MAX_HOSTNAME_CHARS || !labels.every((l) => LABEL_RE.test(l))) {
-    return { problem: `${shown} is not a valid hostname` };
-  }
-  return { hostname: ascii };
-}
-
 const info = (row: ProxyHostRow): ProxyHostInfo => ({
   hostname: row.hostname,
-  createdAt: new Date(Number(row.created_at)).toISOString(),
-  updatedAt: new Date(Number(row.updated_at)).toISOString(),
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
 });
 
 /** GET .../proxy-hosts. */

@@ -17,8 +17,7 @@ import { findLiveSite } from '../store/db/tables/site.js';
 import type { AddressResolver } from '../store/dns/resolve.js';
 import { isForbiddenAddress } from './addresses.js';
 import { ApiError, invalid, notFound } from './errors.js';
-import { linkedHosts } from './links.js';
-import { normalizeHostname } from './proxy-hosts.js';
+import { type HostConfig, isSiteOrigin, normalizeHostname } from './hosts.js';
 import { variableValues } from './variables.js';
 
 export const PROXY_MAX_REQUEST_BODY_BYTES = 1024 * 1024;
@@ -28,11 +27,11 @@ const MAX_HEADERS = 50;
 
 export interface ProxyDeps {
   db: Db;
-  config: {
+  /** Decides whether a handle's or domain's plan still includes it (its pages are origins of the site). */
+  clock: { now(): number };
+  config: HostConfig & {
     proxyEnabled: boolean;
     proxyAllowPrivateAddresses: boolean;
-    scheme: 'http' | 'https';
-    siteDomain: string;
   };
   variablesKey: Buffer;
   /** Resolves a hostname to all its addresses (store/dns/resolve.ts). */
@@ -45,24 +44,6 @@ export interface ProxyResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: Buffer;
-}
-
-/**
- * The origins a site's pages are served from (CONTRACT: compared whole): its slug host, and the handle
- * and custom-domain hosts linking it. Site and handle origins use BASE_URL's scheme; a custom domain is
- * `https://<domain>`, and also `http://<domain>` on an http BASE_URL.
- */
-export async function siteOrigins(deps: Pick<ProxyDeps, 'db' | 'config'>, slug: string): Promise<string[]> {
-  const { scheme, siteDomain } = deps.config;
-  const origins = [`${scheme}://${slug}.${siteDomain}`];
-  for (const link of await linkedHosts(deps.db, slug)) {
-    if (link.handle) origins.push(`${scheme}://${link.handle}.${siteDomain}`);
-    if (link.domain) {
-      origins.push(`https://${link.domain}`);
-      if (scheme === 'http') origins.push(`http://${link.domain}`);
-    }
-  }
-  return origins;
 }
 
 const forbidden = (message: string) => new ApiError('FORBIDDEN', message);
@@ -94,7 +75,8 @@ export async function checkProxyCaller(deps: ProxyDeps, slug: string, caller: Pr
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
   const { origin } = caller;
-  if (origin === undefined || !(await siteOrigins(deps, slug)).includes(origin)) {
+  // An origin of the site: a host serving it by the one host rule (core/hosts.ts), compared whole.
+  if (origin === undefined || !(await isSiteOrigin(deps, origin, slug))) {
     throw forbidden(
       origin === undefined
         ? 'The proxy only answers pages of the site: the request has no Origin header.'

@@ -25,6 +25,7 @@ import {
   abandonPendingVersions,
   findVersion,
   insertVersion,
+  markVersionFinalized,
   missingPaths,
   ownerStoredHashes,
   pendingVersionOf,
@@ -34,6 +35,7 @@ import {
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
 import { formatBytes } from './format.js';
 import { isHandle } from './handle.js';
+import { labelUrl } from './hosts.js';
 import {
   MAX_MANIFEST_FILES,
   MAX_PATH_CHARS,
@@ -94,8 +96,7 @@ export interface PublishResult {
   anonymous?: { claimToken: string; claimUrl: string; expiresAt: string };
 }
 
-export const siteUrlOf = (config: PublishDeps['config'], slug: string) =>
-  `${config.scheme}://${slug}.${config.siteDomain}/`;
+export const siteUrlOf = (config: PublishDeps['config'], slug: string) => labelUrl(config, slug);
 
 export const claimUrlOf = (config: PublishDeps['config'], slug: string, token: string) =>
   `${config.baseUrl}/claim?slug=${encodeURIComponent(slug)}&token=${encodeURIComponent(token)}`;
@@ -413,14 +414,9 @@ export async function finalizeSite(
       updated_at: now,
       ...(ogImageGone ? { og_image_path: null } : {}),
     });
-    const res = await trx
-      .updateTable('versions')
-      .set({ status: 'finalized', finalized_at: now })
-      .where('id', '=', versionId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
     // Throwing rolls the site change back too.
-    if (res.numUpdatedRows === 0n) throw invalid(`versionId ${versionId} is no longer pending.`);
+    if (!(await markVersionFinalized(trx, versionId, now)))
+      throw invalid(`versionId ${versionId} is no longer pending.`);
   });
   deps.changes.publish({ kind: 'site', slug });
   return result(warnings);

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import type { Db } from '../store/db/db.js';
 import { type AccountRow, findAccountById } from '../store/db/tables/account.js';
+import { deleteSession, findSession, insertSession } from '../store/db/tables/session.js';
 import { withEffectivePlan } from './plans.js';
 import { hmacBase64Url, safeEqual, sha256Hex } from './secrets.js';
 
@@ -23,15 +24,12 @@ export const SESSION_TTL_MS = 30 * 24 * 3_600_000;
 
 export async function startSession(db: Db, accountId: string, now: number): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  await db.kysely
-    .insertInto('sessions')
-    .values({
-      token_hash: sha256Hex(token),
-      account_id: accountId,
-      created_at: now,
-      expires_at: now + SESSION_TTL_MS,
-    })
-    .execute();
+  await insertSession(db.kysely, {
+    token_hash: sha256Hex(token),
+    account_id: accountId,
+    created_at: now,
+    expires_at: now + SESSION_TTL_MS,
+  });
   return token;
 }
 
@@ -42,19 +40,15 @@ export async function sessionAccount(
   now: number,
 ): Promise<AccountRow | undefined> {
   if (!token || token.length > 100) return undefined;
-  const row = await db.kysely
-    .selectFrom('sessions')
-    .select(['account_id', 'expires_at'])
-    .where('token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
-  if (!row || Number(row.expires_at) <= now) return undefined;
+  const row = await findSession(db.kysely, sha256Hex(token));
+  if (!row || row.expires_at <= now) return undefined;
   const account = await findAccountById(db.kysely, row.account_id);
   return account && withEffectivePlan(account, now);
 }
 
 export async function endSession(db: Db, token: string | undefined): Promise<void> {
   if (!token) return;
-  await db.kysely.deleteFrom('sessions').where('token_hash', '=', sha256Hex(token)).execute();
+  await deleteSession(db.kysely, sha256Hex(token));
 }
 
 /** The CSRF token of a form: bound to the session (or, before sign-in, to the pre-session cookie). */

@@ -15,6 +15,7 @@ import {
   setApiKeyHash,
 } from '../store/db/tables/account.js';
 import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/tables/login-code.js';
+import { deleteAccountSessions } from '../store/db/tables/session.js';
 import type { Mailer } from '../store/mail/types.js';
 import type { RateStore } from '../store/rate/types.js';
 import { limitKey } from './client-address.js';
@@ -222,9 +223,11 @@ async function replaceApiKey(
 ): Promise<void> {
   await db.transaction(async (trx) => {
     await setApiKeyHash(trx, accountId, keyHash, now);
-    let ending = trx.deleteFrom('sessions').where('account_id', '=', accountId);
-    if (keepSession !== undefined) ending = ending.where('token_hash', '!=', sha256Hex(keepSession));
-    await ending.execute();
+    await deleteAccountSessions(
+      trx,
+      accountId,
+      keepSession === undefined ? undefined : sha256Hex(keepSession),
+    );
   });
 }
 

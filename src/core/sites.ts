@@ -34,7 +34,7 @@ import {
   siteUrlOf,
 } from './publish.js';
 import { newId, safeEqual } from './secrets.js';
-import { generateSlug } from './slug.js';
+import { generateSlug, isValidSlug } from './slug.js';
 
 export type SiteStatus = 'active' | 'pending' | 'expired';
 
@@ -116,8 +116,8 @@ export interface SiteList {
 
 function decodeCursor(cursor: string): { createdAt: number; slug: string } {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^(\d{1,15}):([a-z0-9-]{1,63})$/.exec(text);
-  if (!match) throw invalid('cursor is not one this API returned');
+  const match = /^(\d{1,15}):(.*)$/.exec(text);
+  if (!match || !isValidSlug(match[2])) throw invalid('cursor is not one this API returned');
   return { createdAt: Number(match[1]), slug: match[2]! };
 }
 

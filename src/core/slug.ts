@@ -286,9 +286,10 @@ export function generateSlug(): string {
 }
 
 /**
- * DNS label grammar (RFC 1035 §2.3.1 LDH, lowercase as slugs are issued) at 3 to 63 characters:
- * letters, digits and hyphens, starting and ending with a letter or digit. For route parameters:
- * anything else cannot be a slug and is refused before a lookup.
+ * The one slug rule: DNS label grammar (RFC 1035 §2.3.1 LDH, lowercase as slugs are issued) at 3 to 63
+ * characters: letters, digits and hyphens, starting and ending with a letter or digit. Handles are of
+ * this form too (core/handle.ts, 3 to 30), so it is also the rule for the label of a site-domain host
+ * (core/hosts.ts). Anything else cannot be a slug and is refused before a lookup.
  */
 const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 

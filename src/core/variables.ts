@@ -76,8 +76,8 @@ export function variableNameProblem(name: string): string | null {
 
 const info = (row: SiteVariableRow): VariableInfo => ({
   name: row.name,
-  createdAt: new Date(Number(row.created_at)).toISOString(),
-  updatedAt: new Date(Number(row.updated_at)).toISOString(),
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
 });
 
 /** GET .../variables: names and timestamps only. */

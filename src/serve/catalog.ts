@@ -2,6 +2,7 @@
 // in bounded caches that change events invalidate. Loads are coalesced: concurrent misses share one.
 
 import type { Logger } from 'pino';
+import type { HostRoute } from '../core/hosts.js';
 import type { Clock } from '../shared/clock.js';
 import type { SiteChange } from '../shared/events.js';
 import type { Encoding } from '../shared/rules/encoding.js';
@@ -17,7 +18,6 @@ import {
   type VersionManifest,
   variantRepresentation,
 } from './manifest.js';
-import type { HostRoute } from './resolve-host.js';
 import { loadSiteRecord, type SiteRecord } from './site-record.js';
 
 export interface SiteState {

@@ -16,6 +16,7 @@ import {
 } from '../shared/rules/serve-files.js';
 import { BlobNotFoundError, type BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
+import { findVersion, manifestFiles } from '../store/db/tables/version.js';
 
 /** One encoding of one file: its validator, length and ready-made header objects. */
 export interface Representation {
@@ -108,7 +109,7 @@ export function buildFileEntry(
   lastModifiedMs: number,
   lastModified: string,
 ): FileEntry {
-  const size = Number(row.size);
+  const size = row.size;
   const contentType = contentTypeHeader(row.content_type);
   const compressible =
     isCompressible(contentType) && size >= COMPRESS_MIN_BYTES && size <= COMPRESS_MAX_BYTES;
@@ -213,19 +214,11 @@ export async function loadVersionManifest(
   deps: ManifestDeps,
   versionId: string,
 ): Promise<VersionManifest | null> {
-  const version = await deps.db.kysely
-    .selectFrom('versions')
-    .select(['id', 'status', 'finalized_at'])
-    .where('id', '=', versionId)
-    .executeTakeFirst();
+  const version = await findVersion(deps.db.kysely, versionId);
   if (version === undefined || version.status !== 'finalized') return null;
-  const rows = await deps.db.kysely
-    .selectFrom('version_files')
-    .select(['path', 'size', 'content_type', 'hash'])
-    .where('version_id', '=', versionId)
-    .execute();
+  const rows = await manifestFiles(deps.db.kysely, versionId);
 
-  const finalizedAt = Number(version.finalized_at ?? 0);
+  const finalizedAt = version.finalized_at ?? 0;
   const lastModified = new Date(finalizedAt).toUTCString();
   const files = new Map<string, FileEntry>();
   const serveFiles: { path: string; text: string }[] = [];
@@ -233,7 +226,7 @@ export async function loadVersionManifest(
   for (const row of rows) {
     if (row.hash === null) continue; // not uploaded: cannot happen in a finalized version
     if (row.path === REDIRECTS_FILE || row.path === HEADERS_FILE) {
-      const text = await readServeFile(deps, row.path, row.hash, Number(row.size));
+      const text = await readServeFile(deps, row.path, row.hash, row.size);
       if (text !== null) {
         serveFiles.push({ path: row.path, text });
         estimatedBytes += text.length * RULES_BYTES_PER_SOURCE_BYTE;

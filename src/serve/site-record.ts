@@ -2,6 +2,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Db } from '../store/db/db.js';
+import { siteServingRow } from '../store/db/tables/site.js';
 
 export interface SiteRecord {
   readonly slug: string;
@@ -37,20 +38,7 @@ export function passwordFingerprint(passwordHash: string | null): string {
 
 /** Loads the record of `slug` (deleted sites included, as tombstones); null when no such row exists. */
 export async function loadSiteRecord(db: Db, slug: string): Promise<SiteRecord | null> {
-  const row = await db.kysely
-    .selectFrom('sites')
-    .select([
-      'slug',
-      'current_version_id',
-      'title',
-      'description',
-      'og_image_path',
-      'password_hash',
-      'expires_at',
-      'deleted_at',
-    ])
-    .where('slug', '=', slug)
-    .executeTakeFirst();
+  const row = await siteServingRow(db.kysely, slug);
   if (row === undefined) return null;
   return {
     slug: row.slug,
@@ -61,6 +49,6 @@ export async function loadSiteRecord(db: Db, slug: string): Promise<SiteRecord |
     ogImagePath: row.og_image_path,
     passwordHash: row.password_hash,
     passwordFingerprint: passwordFingerprint(row.password_hash),
-    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    expiresAt: row.expires_at,
   };
 }

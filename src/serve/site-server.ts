@@ -12,6 +12,7 @@ import type { TrustProxy } from '../config.js';
 import type { BodyPace } from '../core/body-pace.js';
 import { BodyTooSlowError } from '../core/body-pace.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
+import { type HostRoute, hostnameOf, mountFor, resolveHost, type SiteMount } from '../core/hosts.js';
 import { verifyPassword } from '../core/password.js';
 import type { PlanOverrides } from '../core/plans.js';
 import type { Clock } from '../shared/clock.js';
@@ -63,7 +64,6 @@ import {
   signSession,
   verifySession,
 } from './password-gate.js';
-import { type HostRoute, hostnameOf, mountFor, resolveSiteForHost, type SiteMount } from './resolve-host.js';
 import { isWorkerScriptRequest, WorkerScriptResponse } from './service-worker.js';
 import {
   encodeSitePath,
@@ -150,16 +150,7 @@ export function createSiteServer(
     logger: deps.logger,
     clock: deps.clock,
     cacheBytes,
-    resolveHost: (hostname) =>
-      resolveSiteForHost(
-        deps.db,
-        {
-          siteHost: deps.config.siteHost,
-          planOverrides: deps.config.planOverrides,
-          now: () => deps.clock.now(),
-        },
-        hostname,
-      ),
+    resolveHost: (hostname) => resolveHost(deps, hostname),
   });
   const unsubscribe = deps.changes.subscribe((change) => catalog.invalidate(change));
   const server = new SiteRequestHandler(deps, catalog);

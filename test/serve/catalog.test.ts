@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
 import type { Stores } from '../../src/compose.js';
+import type { HostRoute } from '../../src/core/hosts.js';
 import { SiteCatalog, UNKNOWN_HOST_TTL_MS } from '../../src/serve/catalog.js';
-import type { HostRoute } from '../../src/serve/resolve-host.js';
 import { MovableClock } from '../../src/shared/clock.js';
 
 function catalogWith(routes: Record<string, HostRoute>) {

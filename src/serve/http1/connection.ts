@@ -11,8 +11,8 @@
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { hostnameOf } from '../../core/hosts.js';
 import type { SiteRequestHead, SiteResponse } from '../exchange.js';
-import { hostnameOf } from '../resolve-host.js';
 import { MEMO_MAX_ENTRY_BYTES, ResponseMemo } from './memo.js';
 import {
   MAX_HEAD_BYTES,

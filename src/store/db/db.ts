@@ -27,8 +27,9 @@ const PG_SOCKET_SILENCE_MS = 35_000;
 /** During an outage every pooled connection fails; one log line per interval says so. */
 const CONNECTION_ERROR_LOG_INTERVAL_MS = 10_000;
 
-// PostgreSQL returns BIGINT (OID 20) as a string by default; our bigints are millisecond timestamps
-// and byte counts, all well inside Number.MAX_SAFE_INTEGER.
+// The db layer hands back numbers, so core and serve never convert: PostgreSQL returns BIGINT (OID 20) as
+// a string by default (SQLite's driver gives numbers); our bigints are millisecond timestamps and byte
+// counts, all well inside Number.MAX_SAFE_INTEGER. Checked by test/store/db-numbers.test.ts.
 pg.types.setTypeParser(20, (v) => Number(v));
 
 export class Db {

@@ -14,6 +14,11 @@ export function findAccountById(db: Executor, id: string): Promise<AccountRow | 
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The account holding `handle` (at most one: a unique index). */
+export function findAccountByHandle(db: Executor, handle: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('handle', '=', handle).executeTakeFirst();
+}
+
 export function findAccountByKeyHash(db: Executor, keyHash: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('api_key_hash', '=', keyHash).executeTakeFirst();
 }
@@ -28,6 +33,11 @@ export async function setApiKeyHash(db: Executor, id: string, keyHash: string, n
     .set({ api_key_hash: keyHash, updated_at: now })
     .where('id', '=', id)
     .execute();
+}
+
+/** Sets or releases (null) the account's handle; a handle another account holds is a unique violation. */
+export async function setHandle(db: Executor, id: string, handle: string | null, now: number): Promise<void> {
+  await db.updateTable('accounts').set({ handle, updated_at: now }).where('id', '=', id).execute();
 }
 
 /** Sets the stored plan and how long a stopped Hobby plan still runs (core/billing.ts derives both). */
@@ -67,5 +77,5 @@ export async function accountUsage(
     .select(['site_count', 'stored_bytes'])
     .where('id', '=', id)
     .executeTakeFirst();
-  return { sites: Number(row?.site_count ?? 0), storageBytes: Number(row?.stored_bytes ?? 0) };
+  return { sites: row?.site_count ?? 0, storageBytes: row?.stored_bytes ?? 0 };
 }

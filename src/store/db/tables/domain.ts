@@ -43,6 +43,23 @@ export function accountDomains(db: Executor, accountId: string): Promise<DomainR
     .execute();
 }
 
+/**
+ * The account's oldest `count` active domains (by the order of `accountDomains`): the ones its plan's
+ * domain count keeps serving after a downgrade.
+ */
+export async function keptDomains(db: Executor, accountId: string, count: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('domains')
+    .select('domain')
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'active')
+    .orderBy('created_at')
+    .orderBy('domain')
+    .limit(count)
+    .execute();
+  return rows.map((r) => r.domain);
+}
+
 export async function insertDomain(db: Executor, row: DomainRow): Promise<void> {
   await db.insertInto('domains').values(row).execute();
 }

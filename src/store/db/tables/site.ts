@@ -28,6 +28,46 @@ export function findLiveSite(db: Executor, slug: string): Promise<SiteRow | unde
     .executeTakeFirst();
 }
 
+/** The fields the site server serves a site by (its record, serve/site-record.ts); deleted sites included. */
+export function siteServingRow(
+  db: Executor,
+  slug: string,
+): Promise<
+  | Pick<
+      SiteRow,
+      | 'slug'
+      | 'current_version_id'
+      | 'title'
+      | 'description'
+      | 'og_image_path'
+      | 'password_hash'
+      | 'expires_at'
+      | 'deleted_at'
+    >
+  | undefined
+> {
+  return db
+    .selectFrom('sites')
+    .select([
+      'slug',
+      'current_version_id',
+      'title',
+      'description',
+      'og_image_path',
+      'password_hash',
+      'expires_at',
+      'deleted_at',
+    ])
+    .where('slug', '=', slug)
+    .executeTakeFirst();
+}
+
+/** Whether a site has this slug: `live`, `deleted` (a retired slug: its row stays), or undefined (none). */
+export async function slugState(db: Executor, slug: string): Promise<'live' | 'deleted' | undefined> {
+  const row = await db.selectFrom('sites').select('deleted_at').where('slug', '=', slug).executeTakeFirst();
+  return row === undefined ? undefined : row.deleted_at === null ? 'live' : 'deleted';
+}
+
 /** A new site; `liveBytes` is the total size of `row.current_version_id` (0 when it has none yet). */
 export async function insertSite(trx: Transaction<Database>, row: SiteRow, liveBytes: number): Promise<void> {
   await trx.insertInto('sites').values(row).execute();
@@ -115,7 +155,7 @@ async function counted(db: Executor, row: SiteRow): Promise<{ owner: string | nu
     .select('total_size')
     .where('id', '=', row.current_version_id)
     .executeTakeFirst();
-  return { owner: row.owner_id, bytes: Number(version?.total_size ?? 0) };
+  return { owner: row.owner_id, bytes: version?.total_size ?? 0 };
 }
 
 /**
@@ -137,6 +177,7 @@ export async function recountUsage(
     .where('sites.deleted_at', 'is', null)
     .groupBy('sites.owner_id')
     .execute();
+  // Aggregates are the one place a driver hands back text (PostgreSQL's SUM of bigint is numeric).
   return new Map(rows.map((r) => [r.owner_id!, { sites: Number(r.sites), storageBytes: Number(r.bytes) }]));
 }
 

@@ -33,6 +33,19 @@ export async function updateSubscription(
   await db.updateTable('subscriptions').set(patch).where('id', '=', id).execute();
 }
 
+/** The subscription a test checkout token opens (found by the token's hash), with its account's email. */
+export function checkoutByTokenHash(
+  db: Executor,
+  tokenHash: string,
+): Promise<{ id: string; status: string; email: string } | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .innerJoin('accounts', 'accounts.id', 'subscriptions.account_id')
+    .select(['subscriptions.id', 'subscriptions.status', 'accounts.email'])
+    .where('subscriptions.checkout_token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
 /** Points an open test checkout at another token (a link handed out before stops working). */
 export async function replaceCheckoutToken(db: Executor, id: string, tokenHash: string, now: number) {
   await db

@@ -51,6 +51,32 @@ export async function abandonPendingVersions(db: Executor, slug: string): Promis
     .execute();
 }
 
+/**
+ * Makes a pending version finalized; false (nothing changed) when it is no longer pending (abandoned or
+ * finalized by a concurrent call).
+ */
+export async function markVersionFinalized(db: Executor, id: string, now: number): Promise<boolean> {
+  const res = await db
+    .updateTable('versions')
+    .set({ status: 'finalized', finalized_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/** The fields of a version's files the site server keeps in memory (its manifest), in no order. */
+export function manifestFiles(
+  db: Executor,
+  versionId: string,
+): Promise<Pick<VersionFileRow, 'path' | 'size' | 'content_type' | 'hash'>[]> {
+  return db
+    .selectFrom('version_files')
+    .select(['path', 'size', 'content_type', 'hash'])
+    .where('version_id', '=', versionId)
+    .execute();
+}
+
 export function versionFiles(db: Executor, versionId: string): Promise<VersionFileRow[]> {
   return db
     .selectFrom('version_files')

@@ -1,8 +1,16 @@
-// Host resolution rules: hostname normalisation, the site label under SITE_DOMAIN, and mounts by prefix.
+// The host rule's pure parts (src/core/hosts.ts): hostname normalisation, the site label under
+// SITE_DOMAIN, the kind of a host, its page origins, and mounts by prefix.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type HostRoute, hostnameOf, mountFor, siteLabelOf } from '../../src/serve/resolve-host.js';
+import {
+  type HostRoute,
+  hostnameOf,
+  hostOrigins,
+  mountFor,
+  parseHost,
+  siteLabelOf,
+} from '../../src/core/hosts.js';
 
 describe('hostnameOf', () => {
   const cases: Array<[string | undefined, string]> = [
@@ -34,6 +42,49 @@ describe('siteLabelOf', () => {
     test(`${hostname} under ${siteHost} -> ${expected}`, () =>
       assert.equal(siteLabelOf(hostname, siteHost), expected));
   }
+});
+
+describe('parseHost', () => {
+  const cases: Array<[string, ReturnType<typeof parseHost>]> = [
+    ['bright-canvas-a7k2qm.localhost', { kind: 'label', label: 'bright-canvas-a7k2qm' }],
+    ['old--name.localhost', { kind: 'label', label: 'old--name' }],
+    ['shop.customer.example', { kind: 'domain', domain: 'shop.customer.example' }],
+    ['a.b.localhost', { kind: 'domain', domain: 'a.b.localhost' }],
+    // No slug or handle has these forms: nothing to look up.
+    ['ab.localhost', null],
+    ['-abc.localhost', null],
+    ['abc-.localhost', null],
+    ['ab_c.localhost', null],
+    [`${'a'.repeat(64)}.localhost`, null],
+  ];
+  for (const [hostname, expected] of cases) {
+    test(`${hostname} -> ${JSON.stringify(expected)}`, () =>
+      assert.deepEqual(parseHost(hostname, 'localhost'), expected));
+  }
+});
+
+describe('hostOrigins', () => {
+  const config = (scheme: 'http' | 'https', siteDomain: string) => ({
+    scheme,
+    siteDomain,
+    siteHost: siteDomain.replace(/:\d+$/, ''),
+    planOverrides: {},
+  });
+  test('a site or handle host: BASE_URL scheme and SITE_DOMAIN port', () => {
+    assert.deepEqual(hostOrigins(config('http', 'localhost:8080'), 'abc.localhost'), [
+      'http://abc.localhost:8080',
+    ]);
+    assert.deepEqual(hostOrigins(config('https', 'slipway.site'), 'abc.slipway.site'), [
+      'https://abc.slipway.site',
+    ]);
+  });
+  test('a custom domain: https, and http too on an http BASE_URL', () => {
+    assert.deepEqual(hostOrigins(config('https', 'slipway.site'), 'shop.example'), ['https://shop.example']);
+    assert.deepEqual(hostOrigins(config('http', 'localhost:8080'), 'shop.example'), [
+      'https://shop.example',
+      'http://shop.example',
+    ]);
+  });
 });
 
 describe('mountFor', () => {
