@@ -1,9 +1,14 @@
 // Generated pages for sites without index.html (CONTRACT "Serving"): a viewer for a site of one file, a
-// directory listing with folder navigation otherwise. Every text from the site is escaped.
+// directory listing with folder navigation otherwise; which one a request gets (serveGeneratedPage), and
+// their title, description and Open Graph tags from the site's metadata. Every text from the site is
+// escaped.
 
 import { formatBytes } from '../core/format.js';
+import type { SiteState } from './catalog.js';
+import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import type { FileEntry, VersionManifest } from './manifest.js';
 import { escapeHtml, htmlDocument } from './pages.js';
+import type { SiteMount } from './resolve-host.js';
 
 /** What a page says about itself: `<title>`, description and Open Graph tags. */
 export interface PageMeta {
@@ -180,4 +185,102 @@ export function renderListingPage(
     body,
     metaTags(meta, 'website') + '<style>ul.listing{list-style:none;padding:0}li{padding:.2rem 0}</style>',
   );
+}
+
+/** What a generated page reads of a request that landed in a site (the site server's SiteRequest). */
+export interface PageRequest {
+  readonly req: SiteRequestHead;
+  readonly res: SiteResponse;
+  readonly state: SiteState;
+  readonly manifest: VersionManifest;
+  readonly mount: SiteMount;
+  /** Path below the mount, still percent-encoded, without query. */
+  readonly sitePath: string;
+  /** `?...` of the request, or ''. */
+  readonly query: string;
+}
+
+/** How a generated page is answered: the site server's own sends (headers, HEAD, counting). */
+export interface PageResponder<R extends PageRequest> {
+  sendHtml(sr: R, html: string): void;
+  redirect(res: SiteResponse, status: number, location: string): void;
+}
+
+/** The origins a generated page names in its Open Graph URLs. */
+export interface PageOrigin {
+  readonly scheme: 'http' | 'https';
+  readonly siteDomain: string;
+}
+
+/**
+ * Answers with the viewer (a one-file site, at `/`) or a directory listing, for a site without index.html
+ * whose request found no file; false when neither applies (the caller answers 404).
+ */
+export function serveGeneratedPage<R extends PageRequest>(
+  out: PageResponder<R>,
+  origin: PageOrigin,
+  sr: R,
+  decoded: string,
+): boolean {
+  const { manifest } = sr;
+  if (decoded === '' && manifest.soleFile !== null) {
+    const file = manifest.soleFile;
+    const src = `${sr.mount.basePath}/${encodeSitePath(file.path)}`;
+    const meta = pageMeta(origin, sr, file.path, file.contentType.startsWith('image/') ? src : null);
+    out.sendHtml(sr, renderViewerPage(meta, file, src));
+    return true;
+  }
+  const index = folderIndexOf(manifest);
+  if (decoded === '' || decoded.endsWith('/')) {
+    const listing = index.get(decoded);
+    if (listing === undefined || manifest.files.has(`${decoded}index.html`)) return false;
+    out.sendHtml(
+      sr,
+      renderListingPage(
+        pageMeta(origin, sr, sr.state.record!.slug, null),
+        decoded,
+        listing,
+        sr.mount.basePath,
+      ),
+    );
+    return true;
+  }
+  if (index.has(`${decoded}/`)) {
+    // A folder named without its slash: list it under the slash URL so relative links work.
+    out.redirect(sr.res, 301, `${sr.mount.basePath}/${encodeSitePath(decoded)}/${sr.query}`);
+    return true;
+  }
+  return false;
+}
+
+/** Title, description and Open Graph URLs of a generated page, from the site's metadata. */
+function pageMeta(
+  origin: PageOrigin,
+  sr: PageRequest,
+  fallbackTitle: string,
+  fallbackImage: string | null,
+): PageMeta {
+  const record = sr.state.record!;
+  const base = originOf(origin, sr);
+  const title = record.title ?? fallbackTitle;
+  const description = record.description ?? `${title}, shared with Slipway.`;
+  const imagePath =
+    record.ogImagePath !== null
+      ? `${sr.mount.basePath}/${encodeSitePath(record.ogImagePath)}`
+      : fallbackImage;
+  return {
+    title,
+    description,
+    url: base + sr.mount.basePath + sr.sitePath,
+    image: imagePath === null ? null : base + imagePath,
+  };
+}
+
+/** `scheme://host[:port]` of the request (its Host resolved to this site, so it is one of its origins). */
+function originOf(origin: PageOrigin, sr: PageRequest): string {
+  const host = (sr.req.headers.host ?? '').toLowerCase();
+  const safe = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)
+    ? host
+    : `${sr.state.record!.slug}.${origin.siteDomain}`;
+  return `${origin.scheme}://${safe}`;
 }
