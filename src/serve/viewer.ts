@@ -4,10 +4,11 @@
 // escaped.
 
 import { formatBytes } from '../core/format.js';
+import { html, raw, type SafeHtml } from '../shared/html.js';
 import type { SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import type { FileEntry, VersionManifest } from './manifest.js';
-import { escapeHtml, htmlDocument } from './pages.js';
+import { htmlDocument } from './pages.js';
 import type { SiteMount } from './resolve-host.js';
 
 /** What a page says about itself: `<title>`, description and Open Graph tags. */
@@ -25,19 +26,18 @@ export function encodeSitePath(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/');
 }
 
-function metaTags(meta: PageMeta, type: string): string {
-  const tags = [
-    `<meta name="description" content="${escapeHtml(meta.description)}">`,
-    `<meta property="og:type" content="${type}">`,
-    `<meta property="og:title" content="${escapeHtml(meta.title)}">`,
-    `<meta property="og:description" content="${escapeHtml(meta.description)}">`,
-    `<meta property="og:url" content="${escapeHtml(meta.url)}">`,
-  ];
-  if (meta.image !== null) {
-    tags.push(`<meta property="og:image" content="${escapeHtml(meta.image)}">`);
-    tags.push('<meta name="twitter:card" content="summary_large_image">');
-  }
-  return `\n${tags.join('\n')}`;
+function metaTags(meta: PageMeta, type: string): SafeHtml {
+  const image =
+    meta.image !== null &&
+    html`
+<meta property="og:image" content="${meta.image}">
+<meta name="twitter:card" content="summary_large_image">`;
+  return html`
+<meta name="description" content="${meta.description}">
+<meta property="og:type" content="${type}">
+<meta property="og:title" content="${meta.title}">
+<meta property="og:description" content="${meta.description}">
+<meta property="og:url" content="${meta.url}">${image}`;
 }
 
 export type ViewerKind = 'image' | 'pdf' | 'video' | 'audio' | 'text' | 'download';
@@ -62,43 +62,29 @@ export function viewerKind(contentType: string): ViewerKind {
   return 'download';
 }
 
-const VIEWER_STYLE =
+const VIEWER_STYLE = raw(
   '<style>body>main{max-width:none;margin:0;padding:0;display:flex;flex-direction:column;min-height:100vh}' +
-  'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
-  'main header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
-  '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
-  '.stage img,.stage video{max-width:100%;max-height:85vh}.stage iframe{width:100%;height:85vh;border:0}</style>';
+    'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
+    'main header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
+    '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
+    '.stage img,.stage video{max-width:100%;max-height:85vh}.stage iframe{width:100%;height:85vh;border:0}</style>',
+);
+
+/** How each kind of file is shown on the viewer's stage; `src` is the file's URL, `name` its path. */
+const STAGES: Record<ViewerKind, (src: string, name: string) => SafeHtml> = {
+  image: (src, name) => html`<img src="${src}" alt="${name}">`,
+  pdf: (src, name) => html`<iframe src="${src}" title="${name}"></iframe>`,
+  video: (src) => html`<video src="${src}" controls playsinline></video>`,
+  audio: (src) => html`<audio src="${src}" controls></audio>`,
+  text: (src, name) => html`<iframe src="${src}" title="${name}"></iframe>`,
+  download: (src, name) => html`<p><a href="${src}" download>Download ${name}</a></p>`,
+};
 
 /** The viewer page of a one-file site; `src` is the file's URL (path) on the site. */
 export function renderViewerPage(meta: PageMeta, file: FileEntry, src: string): string {
-  const name = file.path;
-  const url = escapeHtml(src);
-  const label = escapeHtml(name);
-  let stage: string;
-  switch (viewerKind(file.contentType)) {
-    case 'image':
-      stage = `<img src="${url}" alt="${label}">`;
-      break;
-    case 'pdf':
-      stage = `<iframe src="${url}" title="${label}"></iframe>`;
-      break;
-    case 'video':
-      stage = `<video src="${url}" controls playsinline></video>`;
-      break;
-    case 'audio':
-      stage = `<audio src="${url}" controls></audio>`;
-      break;
-    case 'text':
-      stage = `<iframe src="${url}" title="${label}"></iframe>`;
-      break;
-    default:
-      stage = `<p><a href="${url}" download>Download ${label}</a></p>`;
-  }
-  const body =
-    `<main><header><h1>${escapeHtml(meta.title)}</h1>` +
-    `<span>${escapeHtml(formatBytes(file.size))}</span> <a href="${url}">Open file</a></header>` +
-    `<div class="stage">${stage}</div></main>`;
-  return htmlDocument(meta.title, body, metaTags(meta, 'website') + VIEWER_STYLE);
+  const stage = STAGES[viewerKind(file.contentType)](src, file.path);
+  const body = html`<main><header><h1>${meta.title}</h1><span>${formatBytes(file.size)}</span> <a href="${src}">Open file</a></header><div class="stage">${stage}</div></main>`;
+  return htmlDocument(meta.title, body, html`${metaTags(meta, 'website')}${VIEWER_STYLE}`);
 }
 
 /** One folder of a site: its direct subfolders and files. */
@@ -147,6 +133,8 @@ export function folderIndexOf(manifest: VersionManifest): FolderIndex {
   return index;
 }
 
+const LISTING_STYLE = raw('<style>ul.listing{list-style:none;padding:0}li{padding:.2rem 0}</style>');
+
 /** The directory listing of `folder` (`''` or `'a/b/'`); `base` is the mount's path prefix (`''` usually). */
 export function renderListingPage(
   meta: PageMeta,
@@ -154,36 +142,33 @@ export function renderListingPage(
   listing: FolderListing,
   base: string,
 ): string {
-  const crumbs = [`<a href="${escapeHtml(base)}/">${escapeHtml(meta.title)}</a>`];
+  const crumbs = [html`<a href="${base}/">${meta.title}</a>`];
   let href = `${base}/`;
   for (const part of folder.split('/').filter(Boolean)) {
     href += `${encodeURIComponent(part)}/`;
-    crumbs.push(`<a href="${escapeHtml(href)}">${escapeHtml(part)}</a>`);
+    crumbs.push(html` / <a href="${href}">${part}</a>`);
   }
-  const rows: string[] = [];
+  const rows: SafeHtml[] = [];
   if (folder !== '') {
     const parent = folder.slice(0, folder.slice(0, -1).lastIndexOf('/') + 1);
-    rows.push(`<li><a href="${escapeHtml(`${base}/${encodeSitePath(parent)}`)}">../</a></li>`);
+    rows.push(html`<li><a href="${`${base}/${encodeSitePath(parent)}`}">../</a></li>`);
   }
   for (const name of listing.folders) {
-    const link = `${base}/${encodeSitePath(folder + name)}/`;
-    rows.push(`<li class="folder"><a href="${escapeHtml(link)}">${escapeHtml(name)}/</a></li>`);
+    rows.push(
+      html`<li class="folder"><a href="${`${base}/${encodeSitePath(folder + name)}/`}">${name}/</a></li>`,
+    );
   }
   for (const file of listing.files) {
     const name = file.path.slice(folder.length);
-    const link = `${base}/${encodeSitePath(file.path)}`;
     rows.push(
-      `<li class="file"><a href="${escapeHtml(link)}">${escapeHtml(name)}</a> ` +
-        `<small>${escapeHtml(formatBytes(file.size))}</small></li>`,
+      html`<li class="file"><a href="${`${base}/${encodeSitePath(file.path)}`}">${name}</a> <small>${formatBytes(file.size)}</small></li>`,
     );
   }
-  const body =
-    `<main><nav>${crumbs.join(' / ')}</nav><h1>Index of /${escapeHtml(folder)}</h1>` +
-    `<ul class="listing">${rows.join('')}</ul></main>`;
+  const body = html`<main><nav>${crumbs}</nav><h1>Index of /${folder}</h1><ul class="listing">${rows}</ul></main>`;
   return htmlDocument(
     folder === '' ? meta.title : `${folder} — ${meta.title}`,
     body,
-    metaTags(meta, 'website') + '<style>ul.listing{list-style:none;padding:0}li{padding:.2rem 0}</style>',
+    html`${metaTags(meta, 'website')}${LISTING_STYLE}`,
   );
 }
 
