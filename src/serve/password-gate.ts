@@ -13,9 +13,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { TrustProxy } from '../config.js';
 import { type BodyPace, BodyTooSlowError, pacedBody } from '../core/body-pace.js';
-import { clientAddress, limitKey } from '../core/client-address.js';
 import { verifyPassword } from '../core/password.js';
 import { checkRateLimit } from '../core/rate-limit.js';
 import type { Clock } from '../shared/clock.js';
@@ -148,7 +146,7 @@ export interface PasswordGateDeps {
   siteCookieKey: Buffer;
   /** How slowly a password form's body may arrive. */
   bodyPace: BodyPace;
-  config: { scheme: 'http' | 'https'; trustProxy: TrustProxy };
+  config: { scheme: 'http' | 'https' };
 }
 
 /** How the gate answers: the site server's own sends, which count responses for /metrics. */
@@ -206,16 +204,17 @@ export class PasswordGate {
   }
 
   /**
-   * A POST to a protected site: counts the attempt (before the password is checked, so parallel guesses
-   * cannot get past the limit), reads the form under the pace rule, and on the right password sets the
-   * session cookie and sends the browser back where the form was shown.
+   * A POST to a protected site: counts the attempt of `client` (core/client-address.ts's limitKey, which
+   * the site server reads as the transport) before the password is checked, so parallel guesses cannot get
+   * past the limit; reads the form under the pace rule, and on the right password sets the session
+   * cookie and sends the browser back where the form was shown.
    */
-  async submit(req: IncomingMessage, res: SiteResponse, state: SiteState): Promise<void> {
+  async submit(req: IncomingMessage, res: SiteResponse, state: SiteState, client: string): Promise<void> {
     const record = state.record!;
     const now = this.deps.clock.now();
     const attempt = await checkRateLimit(
       this.deps.rate,
-      `site-password:${record.slug}:${this.clientKey(req)}`,
+      `site-password:${record.slug}:${client}`,
       PASSWORD_ATTEMPTS_PER_WINDOW,
       now,
       PASSWORD_ATTEMPT_WINDOW_MS,
@@ -266,12 +265,5 @@ export class PasswordGate {
       'Content-Length': '0',
       'Cache-Control': 'no-store',
     });
-  }
-
-  /** The wrong-guess limit's key: the client (src/core/client-address.ts), its /64 for IPv6. */
-  private clientKey(req: IncomingMessage): string {
-    return limitKey(
-      clientAddress(this.deps.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
-    );
   }
 }

@@ -8,6 +8,8 @@ import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { TrustProxy } from '../config.js';
+import { clientAddress, limitKey } from '../core/client-address.js';
 import type { PlanOverrides } from '../core/plans.js';
 import type { ChangeBus } from '../shared/events.js';
 import { LogThrottle } from '../shared/log-throttle.js';
@@ -93,6 +95,7 @@ export interface SiteServerDeps extends PasswordGateDeps {
   /** Change events (finalize, delete, password, plan, ...) that invalidate the catalog. */
   changes: ChangeBus;
   config: PasswordGateDeps['config'] & {
+    trustProxy: TrustProxy;
     siteHost: string;
     siteDomain: string;
     planOverrides: PlanOverrides;
@@ -250,8 +253,9 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     if (isProtected) {
       if (req.method === 'POST') {
         // Only node:http carries POSTs (the fast path takes no request with a body); the form is its body.
-        if (req instanceof IncomingMessage) this.after(req, res, this.gate.submit(req, res, state), settled);
-        else this.sendPage(req, res, METHOD_NOT_ALLOWED);
+        if (req instanceof IncomingMessage) {
+          this.after(req, res, this.gate.submit(req, res, state, this.clientKey(req)), settled);
+        } else this.sendPage(req, res, METHOD_NOT_ALLOWED);
         return;
       }
       if (!this.gate.hasSession(req, state)) {
@@ -605,6 +609,13 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     } catch {
       res.destroy();
     }
+  }
+
+  /** The wrong-guess limit's key: the client (src/core/client-address.ts), its /64 for IPv6. */
+  private clientKey(req: IncomingMessage): string {
+    return limitKey(
+      clientAddress(this.deps.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
+    );
   }
 }
 

@@ -5,6 +5,7 @@
 
 import { formatBytes } from '../core/format.js';
 import { html, raw, type SafeHtml } from '../shared/html.js';
+import { type ViewerKind, viewerKind } from '../shared/rules/media-types.js';
 import type { SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import type { FileEntry, VersionManifest } from './manifest.js';
@@ -38,28 +39,6 @@ function metaTags(meta: PageMeta, type: string): SafeHtml {
 <meta property="og:title" content="${meta.title}">
 <meta property="og:description" content="${meta.description}">
 <meta property="og:url" content="${meta.url}">${image}`;
-}
-
-export type ViewerKind = 'image' | 'pdf' | 'video' | 'audio' | 'text' | 'download';
-
-/** How a file is shown, by its Content-Type. */
-export function viewerKind(contentType: string): ViewerKind {
-  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
-  if (type.startsWith('image/')) return 'image';
-  if (type === 'application/pdf') return 'pdf';
-  if (type.startsWith('video/')) return 'video';
-  if (type.startsWith('audio/')) return 'audio';
-  if (
-    type.startsWith('text/') ||
-    type === 'application/json' ||
-    type === 'application/xml' ||
-    type === 'application/javascript' ||
-    type.endsWith('+json') ||
-    type.endsWith('+xml')
-  ) {
-    return 'text';
-  }
-  return 'download';
 }
 
 const VIEWER_STYLE = raw(

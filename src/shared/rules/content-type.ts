@@ -1,4 +1,7 @@
-// Content-Type rules: validate stored media types (RFC 9110 §8.3.1) and build the header value with a charset.
+// Content-Type rules: validate stored media types (RFC 9110 §8.3.1) and build the header value with a charset
+// (which types are text: the media-type table, media-types.ts).
+
+import { isTextualMediaType } from './media-types.js';
 
 /** RFC 9110 §5.6.2 tchar: "!#$%&'*+-.^_`|~", DIGIT, ALPHA. Indexed by char code < 128. */
 const TCHAR = new Uint8Array(128);
@@ -80,30 +83,13 @@ function skipQuotedString(s: string, i: number): number {
   return -1;
 }
 
-// Types that are text but not text/*; they get a charset so browsers never sniff another encoding.
-// (JSON has no charset parameter of its own, RFC 8259 §11, but it is UTF-8 and the parameter is harmless.)
-const TEXTUAL = new Set([
-  'application/javascript',
-  'application/x-javascript',
-  'application/ecmascript',
-  'application/json',
-  'application/manifest+json',
-  'application/ld+json',
-  'application/geo+json',
-  'application/xml',
-  'application/xhtml+xml',
-  'application/rss+xml',
-  'application/atom+xml',
-  'image/svg+xml',
-]);
-
 const FALLBACK_TYPE = 'application/octet-stream';
 const headerCache = new Map<string, string>();
 const HEADER_CACHE_MAX = 512;
 
 /**
- * The Content-Type header value for a manifest's stored type: appends `; charset=utf-8` to text/* and
- * the textual application types (JS, JSON, XML, SVG, `+json`/`+xml`) unless a charset parameter is
+ * The Content-Type header value for a manifest's stored type: appends `; charset=utf-8` to the text types
+ * of the media-type table (text/*, JS, JSON, XML, SVG, `+json`/`+xml`) unless a charset parameter is
  * already present (then the value is returned unchanged). A value that is not a well-formed media type
  * becomes `application/octet-stream` (never echo unvalidated text into a header; with
  * `X-Content-Type-Options: nosniff` an unknown type is then downloaded, not rendered).
@@ -122,17 +108,6 @@ function computeHeader(type: string): string {
   const semi = type.indexOf(';');
   if (!isTextualMediaType(type) || (semi >= 0 && hasCharsetParam(type, semi))) return type;
   return type + '; charset=utf-8';
-}
-
-/** text/*, and the textual application types: JS, JSON, XML, SVG, `+json`/`+xml` (parameters ignored). */
-export function isTextualMediaType(type: string): boolean {
-  const semi = type.indexOf(';');
-  const essence = (semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase();
-  return (
-    essence.startsWith('text/') ||
-    TEXTUAL.has(essence) ||
-    (essence.startsWith('application/') && (essence.endsWith('+json') || essence.endsWith('+xml')))
-  );
 }
 
 /** Whether the parameters (from the first `;`) include a `charset` parameter (name case-insensitive). */
