@@ -404,7 +404,9 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
   S3_CHECKSUM: {
     parse: checksumMode,
     default: 'WHEN_REQUIRED',
-    doc: '`WHEN_REQUIRED`: plain bodies; `WHEN_SUPPORTED`: the SDK checksums every request (some S3-compatible stores keep its `aws-chunked` framing verbatim)',
+    doc:
+      '`WHEN_REQUIRED`: plain bodies; `WHEN_SUPPORTED`: the SDK checksums every request (some ' +
+      'S3-compatible stores keep its `aws-chunked` framing verbatim)',
     scaleOut:
       '`WHEN_REQUIRED` (default): plain bodies; some S3-compatible stores keep `aws-chunked` framing verbatim',
   },
@@ -465,7 +467,9 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
   PAYMENT_PROVIDER: {
     parse: paymentProvider,
     default: 'test',
-    doc: '`test` (a checkout page on this service, no money moves) or `razorpay` (then the `RAZORPAY_*` credentials are required)',
+    doc:
+      '`test` (a checkout page on this service, no money moves) or `razorpay` (then the `RAZORPAY_*` ' +
+      'credentials are required)',
   },
   RAZORPAY_KEY_ID: {
     parse: text,
@@ -521,7 +525,9 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
   SERVE_FAST_PATH: {
     parse: boolean,
     default: true,
-    doc: 'plain GET/HEAD to site hosts answered by the site fast path (`src/serve/http1/`); `false` sends every request through node:http',
+    doc:
+      'plain GET/HEAD to site hosts answered by the site fast path (`src/serve/http1/`); `false` sends every ' +
+      'request through node:http',
   },
   SWEEP_INTERVAL_S: {
     parse: wholeNumber(1),

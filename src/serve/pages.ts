@@ -95,12 +95,21 @@ export const UNAVAILABLE = builtin(
   { 'Retry-After': '5' },
 );
 
+const PASSWORD_INTRO = raw(
+  '<h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>',
+);
+const PASSWORD_FORM = raw(
+  '<form method="post"><label for="password">Password</label>' +
+    '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
+    '<button type="submit">Continue</button></form>',
+);
+
 /** The password form of a protected site; the form posts back to the same address (see password-gate.ts). */
 export function passwordFormPage(message: string | null): string {
   const error = message !== null && html`<p class="error" role="alert">${message}</p>`;
   return htmlDocument(
     'Password required',
-    html`<main><h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>${error}<form method="post"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus> <button type="submit">Continue</button></form></main>`,
+    html`<main>${PASSWORD_INTRO}${error}${PASSWORD_FORM}</main>`,
     html`<meta name="robots" content="noindex">`,
   );
 }

@@ -62,7 +62,9 @@ const STAGES: Record<ViewerKind, (src: string, name: string) => SafeHtml> = {
 /** The viewer page of a one-file site; `src` is the file's URL (path) on the site. */
 export function renderViewerPage(meta: PageMeta, file: FileEntry, src: string): string {
   const stage = STAGES[viewerKind(file.contentType)](src, file.path);
-  const body = html`<main><header><h1>${meta.title}</h1><span>${formatBytes(file.size)}</span> <a href="${src}">Open file</a></header><div class="stage">${stage}</div></main>`;
+  const size = html`<span>${formatBytes(file.size)}</span>`;
+  const header = html`<header><h1>${meta.title}</h1>${size} <a href="${src}">Open file</a></header>`;
+  const body = html`<main>${header}<div class="stage">${stage}</div></main>`;
   return htmlDocument(meta.title, body, html`${metaTags(meta, 'website')}${VIEWER_STYLE}`);
 }
 
@@ -138,10 +140,8 @@ export function renderListingPage(
     );
   }
   for (const file of listing.files) {
-    const name = file.path.slice(folder.length);
-    rows.push(
-      html`<li class="file"><a href="${`${base}/${encodeSitePath(file.path)}`}">${name}</a> <small>${formatBytes(file.size)}</small></li>`,
-    );
+    const link = html`<a href="${`${base}/${encodeSitePath(file.path)}`}">${file.path.slice(folder.length)}</a>`;
+    rows.push(html`<li class="file">${link} <small>${formatBytes(file.size)}</small></li>`);
   }
   const body = html`<main><nav>${crumbs}</nav><h1>Index of /${folder}</h1><ul class="listing">${rows}</ul></main>`;
   return htmlDocument(

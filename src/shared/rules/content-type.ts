@@ -24,10 +24,11 @@ export const MAX_MIME_LENGTH = 255;
  * Stricter than the grammar in one way: obs-text (bytes 0x80–0xFF) is refused, so every accepted value
  * is plain ASCII and safe to put in a header. No leading or trailing whitespace is allowed.
  *
- * Ours rather than the `content-type` package's, for a measured reason (test/shared/rules/content-type.test.ts's
- * 31 cases): content-type@1.0.5 answers 6 of them otherwise (refuses `text/html;`, `text/html; ; a=b` and
- * HTAB as OWS, which RFC 9110 allows; accepts obs-text, which must not reach a header); content-type@2.1.0
- * parses without validating and answers 18 otherwise (`text`, `text/html\r\nx: y`, ... accepted).
+ * Ours rather than the `content-type` package's, for a measured reason (the 31 cases of
+ * test/shared/rules/content-type.test.ts): content-type@1.0.5 answers 6 of them otherwise (refuses
+ * `text/html;`, `text/html; ; a=b` and HTAB as OWS, which RFC 9110 allows; accepts obs-text, which must
+ * not reach a header); content-type@2.1.0 parses without validating and answers 18 otherwise (`text`,
+ * `text/html\r\nx: y`, ... accepted).
  */
 export function isWellFormedMime(s: string): boolean {
   const len = s.length;
