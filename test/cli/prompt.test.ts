@@ -34,9 +34,12 @@ function onTerminal(
     screen += chunk.toString();
     // Each answer is typed once its prompt appears after the previous one (a prompt may repeat), a moment
     // later as a person would: the prompt is printed just before the terminal is switched to raw mode.
-    for (let at = 0; next < typed.length && (at = screen.indexOf(typed[next]![0], seen)) >= 0; next++) {
-      seen = at + typed[next]![0].length;
-      const keys = typed[next]![1];
+    while (next < typed.length) {
+      const [prompt, keys] = typed[next]!;
+      const at = screen.indexOf(prompt, seen);
+      if (at < 0) break;
+      seen = at + prompt.length;
+      next++;
       setTimeout(() => child.stdin.write(keys), TYPING_DELAY_MS);
     }
   });
