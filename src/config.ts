@@ -1,5 +1,7 @@
-// Configuration: every environment variable of CONTRACT.md parsed once into one typed object.
-// Only this module reads process.env; a bad value throws ConfigError naming the variable.
+// Configuration: every environment variable of CONTRACT.md parsed once into one typed object. VARIABLES is
+// the one table of them (name, parse, default, doc): loadConfig reads through it, and the tables of
+// README.md and docs/deploy.md are checked against it (test/config-docs.test.ts). Only this module reads
+// process.env; a bad value throws ConfigError naming the variable.
 
 import { BlockList, isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -111,29 +113,30 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
+// ---- value parsers: each throws ConfigError naming its variable ----------------------------------------
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Hop counts beyond this are a typo, not a deployment. */
+const MAX_TRUSTED_HOPS = 16;
 
-function str(env: Env, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
+/** A whole number in `min..max`. */
+const wholeNumber =
+  (min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  (v: string, name: string): number => {
+    if (!/^\d+$/.test(v)) throw new ConfigError(name, `expected a whole number, got "${v}"`);
+    const n = Number(v);
+    if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
 
-function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const v = str(env, name);
-  if (v === undefined) return fallback;
-  if (!/^\d+$/.test(v)) throw new ConfigError(name, `expected a whole number, got "${v}"`);
-  const n = Number(v);
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const v = str(env, name)?.toLowerCase();
-  if (v === undefined) return fallback;
+function boolean(value: string, name: string): boolean {
+  const v = value.toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(name, `expected true or false, got "${v}"`);
 }
+
+const text = (v: string): string => v;
 
 function url(name: string, value: string, protocols: string[]): URL {
   let parsed: URL;
@@ -148,8 +151,24 @@ function url(name: string, value: string, protocols: string[]): URL {
   return parsed;
 }
 
+/** A URL of one of `protocols`, kept as written. */
+const urlOf =
+  (...protocols: string[]) =>
+  (v: string, name: string): string => {
+    url(name, v, protocols);
+    return v;
+  };
+
+function origin(v: string, name: string): URL {
+  const base = url(name, v, ['http:', 'https:']);
+  if (base.pathname !== '/' || base.search || base.hash) {
+    throw new ConfigError(name, 'must be an origin without path, query or fragment');
+  }
+  return base;
+}
+
 /** A host with an optional port, as in SITE_DOMAIN (`example.com`, `localhost:8080`). */
-function hostWithPort(name: string, value: string): { host: string; hostname: string } {
+function hostWithPort(value: string, name: string): { host: string; hostname: string } {
   const parsed = url(name, `http://${value}`, ['http:']);
   if (
     parsed.pathname !== '/' ||
@@ -162,36 +181,27 @@ function hostWithPort(name: string, value: string): { host: string; hostname: st
   return { host: parsed.host, hostname: parsed.hostname };
 }
 
-function planOverrides(env: Env): Config['planOverrides'] {
-  const fields: Array<[string, keyof PlanLimits]> = [
-    ['MAX_SITES', 'maxSites'],
-    ['MAX_STORAGE_BYTES', 'maxStorageBytes'],
-    ['MAX_FILE_SIZE_BYTES', 'maxFileSizeBytes'],
-    ['MAX_CUSTOM_DOMAINS', 'maxCustomDomains'],
-  ];
-  const out: Config['planOverrides'] = {};
-  for (const plan of ['free', 'hobby'] as const) {
-    for (const [suffix, field] of fields) {
-      const name = `PLAN_${plan.toUpperCase()}_${suffix}`;
-      if (str(env, name) === undefined) continue;
-      out[plan] = { ...out[plan], [field]: int(env, name, 0, 0) };
-    }
-  }
-  return out;
+function mailbox(v: string, name: string): string {
+  if (!/^[^\r\n]*<?[^\s@<>]+@[^\s@<>]+>?$/.test(v))
+    throw new ConfigError(name, `not an email address: "${v}"`);
+  return v;
 }
 
-function parseSecretsKey(env: Env): Buffer | undefined {
-  const v = str(env, 'SECRETS_KEY');
-  if (v === undefined) return undefined;
+function logLevel(value: string, name: string): string {
+  const v = value.toLowerCase();
+  if (!LOG_LEVELS.includes(v)) {
+    throw new ConfigError(name, `expected one of ${LOG_LEVELS.join(', ')}, got "${v}"`);
+  }
+  return v;
+}
+
+function secretsKey(v: string, name: string): Buffer {
   const key = Buffer.from(v, 'base64');
-  if (key.length !== 32)
-    throw new ConfigError('SECRETS_KEY', `must be 32 bytes in base64, got ${key.length} bytes`);
+  if (key.length !== 32) throw new ConfigError(name, `must be 32 bytes in base64, got ${key.length} bytes`);
   return key;
 }
 
-function parseDnsServers(env: Env): string[] | undefined {
-  const v = str(env, 'DNS_SERVERS');
-  if (v === undefined) return undefined;
+function dnsServers(v: string, name: string): string[] {
   const servers = v.split(',').map((s) => s.trim());
   for (const s of servers) {
     // ip, ip:port, [ipv6]:port or bare ipv6
@@ -199,19 +209,16 @@ function parseDnsServers(env: Env): string[] | undefined {
       /^(\d{1,3}(\.\d{1,3}){3})(:\d{1,5})?$/.test(s) ||
       /^\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(s) ||
       /^[0-9a-f:]+$/i.test(s);
-    if (!ok) throw new ConfigError('DNS_SERVERS', `expected a comma list of ip or ip:port, got "${s}"`);
+    if (!ok) throw new ConfigError(name, `expected a comma list of ip or ip:port, got "${s}"`);
   }
   return servers;
 }
 
-/** Hop counts beyond this are a typo, not a deployment. */
-const MAX_TRUSTED_HOPS = 16;
-
-function parseTrustProxy(env: Env): TrustProxy {
-  const v = str(env, 'TRUST_PROXY')?.toLowerCase();
-  if (v === undefined || ['false', 'no', 'off'].includes(v)) return { hops: 0 };
+function trustProxy(value: string, name: string): TrustProxy {
+  const v = value.toLowerCase();
+  if (['false', 'no', 'off'].includes(v)) return { hops: 0 };
   if (['true', 'yes', 'on'].includes(v)) return { hops: 1 };
-  if (/^\d+$/.test(v)) return { hops: int(env, 'TRUST_PROXY', 0, 0, MAX_TRUSTED_HOPS) };
+  if (/^\d+$/.test(v)) return { hops: wholeNumber(0, MAX_TRUSTED_HOPS)(v, name) };
   const proxies = new BlockList();
   for (const entry of v.split(',').map((e) => e.trim())) {
     const [address = '', prefix, extra] = entry.split('/');
@@ -220,114 +227,454 @@ function parseTrustProxy(env: Env): TrustProxy {
     const bits = prefix === undefined ? maxPrefix : /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
     if (family === 0 || extra !== undefined || bits < 0 || bits > maxPrefix) {
       throw new ConfigError(
-        'TRUST_PROXY',
+        name,
         `expected true, false, a number of trusted hops, or the proxies' IP addresses or CIDRs separated by commas; got "${entry}"`,
       );
     }
     // Trusting every address would let any client write its own address again.
-    if (bits === 0) throw new ConfigError('TRUST_PROXY', `"${entry}" would trust every address as a proxy`);
+    if (bits === 0) throw new ConfigError(name, `"${entry}" would trust every address as a proxy`);
     proxies.addSubnet(address, bits, family === 4 ? 'ipv4' : 'ipv6');
   }
   return { proxies };
 }
 
-function parseBlobs(env: Env, dataDir: string): BlobConfig {
-  const bucket = str(env, 'S3_BUCKET');
+function checksumMode(value: string, name: string): 'WHEN_REQUIRED' | 'WHEN_SUPPORTED' {
+  const v = value.toUpperCase();
+  if (v !== 'WHEN_REQUIRED' && v !== 'WHEN_SUPPORTED') {
+    throw new ConfigError(name, `expected WHEN_REQUIRED or WHEN_SUPPORTED, got "${v}"`);
+  }
+  return v;
+}
+
+function paymentProvider(v: string, name: string): PaymentConfig['provider'] {
+  if (v !== 'test' && v !== 'razorpay') throw new ConfigError(name, `expected test or razorpay, got "${v}"`);
+  return v;
+}
+
+// ---- the table ---------------------------------------------------------------------------------------
+
+/** Plan limits an operator may override, by the suffix of their variable (`PLAN_FREE_MAX_SITES`). */
+const PLAN_LIMIT_SUFFIXES = {
+  MAX_SITES: 'maxSites',
+  MAX_STORAGE_BYTES: 'maxStorageBytes',
+  MAX_FILE_SIZE_BYTES: 'maxFileSizeBytes',
+  MAX_CUSTOM_DOMAINS: 'maxCustomDomains',
+} as const satisfies Record<string, keyof PlanLimits>;
+type PlanVariable = `PLAN_${Uppercase<PlanName>}_${keyof typeof PLAN_LIMIT_SUFFIXES}`;
+
+/** What each variable holds once read (set, or its default). */
+type Values = {
+  PORT: number;
+  HOST: string;
+  BASE_URL: URL;
+  SITE_DOMAIN: { host: string; hostname: string };
+  DATA_DIR: string;
+  DATABASE_URL: string | undefined;
+  S3_BUCKET: string | undefined;
+  S3_ENDPOINT: string | undefined;
+  S3_REGION: string;
+  S3_ACCESS_KEY_ID: string | undefined;
+  S3_SECRET_ACCESS_KEY: string | undefined;
+  S3_FORCE_PATH_STYLE: boolean;
+  S3_CHECKSUM: 'WHEN_REQUIRED' | 'WHEN_SUPPORTED';
+  REDIS_URL: string | undefined;
+  REDIS_PREFIX: string;
+  SMTP_URL: string | undefined;
+  MAIL_FROM: string;
+  DNS_SERVERS: string[] | undefined;
+  CNAME_TARGET: string;
+  SECRETS_KEY: Buffer | undefined;
+  PROXY_ENABLED: boolean;
+  PROXY_ALLOW_PRIVATE_ADDRESSES: boolean;
+  PAYMENT_PROVIDER: PaymentConfig['provider'];
+  RAZORPAY_KEY_ID: string | undefined;
+  RAZORPAY_KEY_SECRET: string | undefined;
+  RAZORPAY_PLAN_ID: string | undefined;
+  RAZORPAY_WEBHOOK_SECRET: string | undefined;
+  RAZORPAY_API_URL: string;
+  RATE_LIMIT_ANONYMOUS: number;
+  RATE_LIMIT_FREE: number;
+  RATE_LIMIT_HOBBY: number;
+  RATE_LIMIT_SIGNIN_EMAIL: number;
+  RATE_LIMIT_SIGNIN_IP: number;
+  RATE_LIMIT_SIGNIN_CHECKS: number;
+  TRUST_PROXY: TrustProxy;
+  LOG_LEVEL: string;
+  SERVE_CACHE_MB: number;
+  SERVE_FAST_PATH: boolean;
+  SWEEP_INTERVAL_S: number;
+  ANONYMOUS_GRACE_S: number;
+} & Record<PlanVariable, number | undefined>;
+
+export type VariableName = keyof Values;
+type Read = <N extends VariableName>(name: N) => Values[N];
+
+/** A default that follows from variables read before it (BASE_URL from PORT, ...). */
+class Derived<T> {
+  constructor(readonly from: (read: Read) => T) {}
+}
+
+export interface Variable<T> {
+  /** A set value (trimmed, not empty) to what the service uses; throws ConfigError naming `name`. */
+  parse(value: string, name: string): T;
+  /** The value when the variable is unset or empty. */
+  default: T | Derived<T>;
+  /** The default as the docs write it; a constant default writes itself (`8080`). */
+  shown?: string;
+  /** What it means: its row of the README's table. */
+  doc?: string;
+  /** Documented in the row of this variable (one meaning shared by a group) instead of a row of its own. */
+  with?: VariableName;
+  /** Its example in docs/deploy.md's table of what every node of the scale-out set is given. */
+  scaleOut?: string;
+}
+
+const derived = <T>(from: (read: Read) => T) => new Derived(from);
+
+/** Every environment variable the service reads, in the order the docs list them. */
+export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = {
+  PORT: { parse: wholeNumber(0, 65535), default: 8080, doc: 'listen port (API, pages and sites share it)' },
+  HOST: { parse: text, default: '127.0.0.1', doc: 'listen address' },
+  BASE_URL: {
+    parse: origin,
+    default: derived((read) => new URL(`http://localhost:${read('PORT')}`)),
+    shown: '`http://localhost:$PORT`',
+    doc: "the service's address; its host serves the API and pages",
+  },
+  SITE_DOMAIN: {
+    parse: hostWithPort,
+    default: derived((read) => hostWithPort(`localhost:${read('PORT')}`, 'SITE_DOMAIN')),
+    shown: '`localhost:$PORT`',
+    doc: "sites are `<slug>.$SITE_DOMAIN`; URLs use `BASE_URL`'s scheme",
+  },
+  DATA_DIR: {
+    parse: (v) => resolve(v),
+    default: derived(() => resolve('./data')),
+    shown: '`./data`',
+    doc:
+      "SQLite database, blobs, generated `secrets.key`, dev `outbox.log`; private to the service's user " +
+      '(0700, files 0600; a looser one is tightened at start-up)',
+  },
+  DATABASE_URL: {
+    parse: urlOf('postgres:', 'postgresql:'),
+    default: undefined,
+    shown: 'SQLite in `DATA_DIR`',
+    doc: '`postgres://...` switches metadata to PostgreSQL',
+    scaleOut: '`postgres://slipway:secret@db.internal:5432/slipway`',
+  },
+  S3_BUCKET: {
+    parse: text,
+    default: undefined,
+    shown: 'local disk',
+    doc: 'S3-compatible blob storage (AWS S3, Cloudflare R2, MinIO, Ceph): the bucket',
+    scaleOut: '`slipway-blobs`',
+  },
+  S3_ENDPOINT: {
+    parse: urlOf('http:', 'https:'),
+    default: undefined,
+    shown: "the provider's",
+    doc: "the store's address (unset: AWS S3 of `S3_REGION`)",
+    scaleOut: '`https://<account>.r2.cloudflarestorage.com`, `http://minio.internal:9000`',
+  },
+  S3_REGION: {
+    parse: text,
+    default: 'us-east-1',
+    doc: "the bucket's region",
+    scaleOut: '`auto` (R2) or `us-east-1`',
+  },
+  S3_ACCESS_KEY_ID: {
+    parse: text,
+    default: undefined,
+    shown: "the SDK's default provider chain",
+    doc: "the bucket's credentials (both or neither)",
+    scaleOut: "the bucket's credentials (or the instance's default provider chain)",
+  },
+  S3_SECRET_ACCESS_KEY: {
+    parse: text,
+    default: undefined,
+    shown: "the SDK's default provider chain",
+    with: 'S3_ACCESS_KEY_ID',
+  },
+  S3_FORCE_PATH_STYLE: {
+    parse: boolean,
+    default: false,
+    doc: '`true`: `<endpoint>/<bucket>/key` addresses instead of `<bucket>.<endpoint>` (MinIO, Ceph)',
+    scaleOut: '`true` for MinIO and Ceph',
+  },
+  S3_CHECKSUM: {
+    parse: checksumMode,
+    default: 'WHEN_REQUIRED',
+    doc:
+      '`WHEN_REQUIRED`: plain bodies; `WHEN_SUPPORTED`: the SDK checksums every request (some ' +
+      'S3-compatible stores keep its `aws-chunked` framing verbatim)',
+    scaleOut:
+      '`WHEN_REQUIRED` (default): plain bodies; some S3-compatible stores keep `aws-chunked` framing verbatim',
+  },
+  REDIS_URL: {
+    parse: urlOf('redis:', 'rediss:'),
+    default: undefined,
+    shown: 'in-process',
+    doc: 'shared rate-limit counters, cache invalidation and the sweeper lease',
+    scaleOut: '`redis://redis.internal:6379`',
+  },
+  REDIS_PREFIX: {
+    parse: text,
+    default: 'slipway:',
+    doc: 'prefix of every Redis key and channel',
+    scaleOut: '`slipway:`',
+  },
+  SMTP_URL: {
+    parse: urlOf('smtp:', 'smtps:'),
+    default: undefined,
+    shown: 'dev mailer',
+    doc: '`smtp://user:pass@host:port` or `smtps://` for sign-in mail',
+  },
+  MAIL_FROM: {
+    parse: mailbox,
+    default: derived((read) => `Slipway <no-reply@${read('SITE_DOMAIN').hostname}>`),
+    shown: '`Slipway <no-reply@$SITE_DOMAIN host>`',
+    doc: 'sender address',
+  },
+  DNS_SERVERS: {
+    parse: dnsServers,
+    default: undefined,
+    shown: 'system resolver',
+    doc: "`ip` or `ip:port` list for custom-domain verification and the site proxy's lookups",
+  },
+  CNAME_TARGET: {
+    parse: (v) => v.toLowerCase(),
+    default: derived((read) => read('SITE_DOMAIN').hostname),
+    shown: 'host of `SITE_DOMAIN`',
+    doc: 'CNAME target custom domains must point at',
+  },
+  SECRETS_KEY: {
+    parse: secretsKey,
+    default: undefined,
+    shown: 'generated once into `DATA_DIR`',
+    doc: '32 bytes, base64 (unset: generated into `DATA_DIR/secrets.key`, 0600); several nodes must share it',
+    scaleOut: 'the same 32-byte base64 key on every node (`openssl rand -base64 32`)',
+  },
+  PROXY_ENABLED: {
+    parse: boolean,
+    default: false,
+    doc: '`false`: `POST /api/v1/proxy/:slug` answers 403 and forwards nothing',
+  },
+  PROXY_ALLOW_PRIVATE_ADDRESSES: {
+    parse: boolean,
+    default: false,
+    doc: 'test-only: lets the proxy reach loopback, private and link-local addresses',
+  },
+  PAYMENT_PROVIDER: {
+    parse: paymentProvider,
+    default: 'test',
+    doc:
+      '`test` (a checkout page on this service, no money moves) or `razorpay` (then the `RAZORPAY_*` ' +
+      'credentials are required)',
+  },
+  RAZORPAY_KEY_ID: {
+    parse: text,
+    default: undefined,
+    shown: '',
+    doc:
+      'provider credentials, required with `razorpay`. The callback `POST /api/billing/webhook` needs ' +
+      '`RAZORPAY_WEBHOOK_SECRET` (with `test` too, if set)',
+  },
+  RAZORPAY_KEY_SECRET: { parse: text, default: undefined, shown: '', with: 'RAZORPAY_KEY_ID' },
+  RAZORPAY_PLAN_ID: { parse: text, default: undefined, shown: '', with: 'RAZORPAY_KEY_ID' },
+  RAZORPAY_WEBHOOK_SECRET: { parse: text, default: undefined, shown: '', with: 'RAZORPAY_KEY_ID' },
+  RAZORPAY_API_URL: {
+    parse: (v, name) => urlOf('http:', 'https:')(v, name).replace(/\/+$/, ''),
+    default: 'https://api.razorpay.com',
+    doc: 'base URL of the provider API without `/v1` (tests point it at a local stand-in)',
+  },
+  RATE_LIMIT_ANONYMOUS: {
+    parse: wholeNumber(1),
+    default: 5,
+    doc: 'requests per hour-aligned window: anonymous (per IP), Free and Hobby (per account)',
+  },
+  RATE_LIMIT_FREE: { parse: wholeNumber(1), default: 60, with: 'RATE_LIMIT_ANONYMOUS' },
+  RATE_LIMIT_HOBBY: { parse: wholeNumber(1), default: 200, with: 'RATE_LIMIT_ANONYMOUS' },
+  RATE_LIMIT_SIGNIN_EMAIL: {
+    parse: wholeNumber(1),
+    default: 5,
+    doc:
+      'sign-in per hour-aligned window, shared by the API and the web form: codes mailed to one address, ' +
+      'codes asked for from one client IP, codes checked from one client IP (each code also has its own 5 ' +
+      'tries); past them 429 `RATE_LIMITED`',
+  },
+  RATE_LIMIT_SIGNIN_IP: { parse: wholeNumber(1), default: 20, with: 'RATE_LIMIT_SIGNIN_EMAIL' },
+  RATE_LIMIT_SIGNIN_CHECKS: { parse: wholeNumber(1), default: 30, with: 'RATE_LIMIT_SIGNIN_EMAIL' },
+  TRUST_PROXY: {
+    parse: trustProxy,
+    default: derived(() => ({ hops: 0 })),
+    shown: '`false`',
+    doc:
+      "behind Caddy/nginx: a number of trusted hops (`true` = 1) or the trusted proxies' addresses/CIDRs, " +
+      'comma-separated; the client address is the rightmost `X-Forwarded-For` entry not added by a trusted ' +
+      'proxy (`docs/deploy.md`). Per-client limits count IPv6 clients by their /64',
+    scaleOut:
+      "the addresses of whatever connects to the nodes (the load balancer, or each node's Caddy: " +
+      '`127.0.0.1`), e.g. `10.0.0.0/24` (see "Client addresses")',
+  },
+  LOG_LEVEL: { parse: logLevel, default: 'info', doc: 'pino level' },
+  SERVE_CACHE_MB: {
+    parse: wholeNumber(1, 1 << 20),
+    default: 256,
+    doc: "memory bound of the site server's caches",
+  },
+  SERVE_FAST_PATH: {
+    parse: boolean,
+    default: true,
+    doc:
+      'plain GET/HEAD to site hosts answered by the site fast path (`src/serve/http1/`); `false` sends every ' +
+      'request through node:http',
+  },
+  SWEEP_INTERVAL_S: {
+    parse: wholeNumber(1),
+    default: 300,
+    doc: 'how often expiry, stale pending versions, custom domains left unverified for 7 days and blob GC run',
+  },
+  ANONYMOUS_GRACE_S: {
+    parse: wholeNumber(0),
+    default: 86_400,
+    doc: 'how long an expired anonymous site answers 410 before it is deleted',
+  },
+  ...planVariables(),
+};
+
+/** PLAN_<PLAN>_<LIMIT>: operator overrides of the plan table, documented in one row. */
+function planVariables(): Record<PlanVariable, Variable<number | undefined>> {
+  const out: Partial<Record<PlanVariable, Variable<number | undefined>>> = {};
+  let first: PlanVariable | undefined;
+  for (const plan of ['FREE', 'HOBBY'] as const) {
+    for (const suffix of Object.keys(PLAN_LIMIT_SUFFIXES) as Array<keyof typeof PLAN_LIMIT_SUFFIXES>) {
+      const name: PlanVariable = `PLAN_${plan}_${suffix}`;
+      out[name] =
+        first === undefined
+          ? {
+              parse: wholeNumber(0),
+              default: undefined,
+              shown: 'plan table',
+              doc: 'operator overrides of plan limits (`src/core/plans.ts`)',
+            }
+          : { parse: wholeNumber(0), default: undefined, shown: 'plan table', with: first };
+      first ??= name;
+    }
+  }
+  return out as Record<PlanVariable, Variable<number | undefined>>;
+}
+
+/** A variable's value as set (trimmed), or undefined when it is unset or blank. */
+function setValue(env: Env, name: VariableName): string | undefined {
+  const value = env[name]?.trim();
+  return value === '' ? undefined : value;
+}
+
+/** Reads variables through the table: a set value parsed, else the default (derived ones computed). */
+function reader(env: Env): Read {
+  const read: Read = (name) => {
+    const spec = VARIABLES[name];
+    const value = setValue(env, name);
+    if (value !== undefined) return spec.parse(value, name);
+    return spec.default instanceof Derived ? spec.default.from(read) : spec.default;
+  };
+  return read;
+}
+
+/** The default of a variable as the docs write it. */
+export function shownDefault(spec: Variable<unknown>): string {
+  if (spec.shown !== undefined) return spec.shown;
+  return `\`${String(spec.default)}\``;
+}
+
+// ---- groups of variables with rules between them ----------------------------------------------------
+
+function parseBlobs(env: Env, read: Read, dataDir: string): BlobConfig {
+  const bucket = read('S3_BUCKET');
   if (bucket === undefined) {
-    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) {
-      if (str(env, name) !== undefined) throw new ConfigError('S3_BUCKET', `must be set when ${name} is set`);
+    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const) {
+      if (setValue(env, name) !== undefined) {
+        throw new ConfigError('S3_BUCKET', `must be set when ${name} is set`);
+      }
     }
     return { provider: 'disk', dir: dataDir };
   }
-  const endpoint = str(env, 'S3_ENDPOINT');
-  if (endpoint !== undefined) url('S3_ENDPOINT', endpoint, ['http:', 'https:']);
-  const accessKeyId = str(env, 'S3_ACCESS_KEY_ID');
-  const secretAccessKey = str(env, 'S3_SECRET_ACCESS_KEY');
+  const endpoint = read('S3_ENDPOINT');
+  const accessKeyId = read('S3_ACCESS_KEY_ID');
+  const secretAccessKey = read('S3_SECRET_ACCESS_KEY');
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
     throw new ConfigError(
       'S3_SECRET_ACCESS_KEY',
       'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together',
     );
   }
-  const checksum = (str(env, 'S3_CHECKSUM') ?? 'WHEN_REQUIRED').toUpperCase();
-  if (checksum !== 'WHEN_REQUIRED' && checksum !== 'WHEN_SUPPORTED') {
-    throw new ConfigError('S3_CHECKSUM', `expected WHEN_REQUIRED or WHEN_SUPPORTED, got "${checksum}"`);
-  }
+  const checksum = read('S3_CHECKSUM');
   return {
     provider: 's3',
     bucket,
     endpoint,
-    region: str(env, 'S3_REGION') ?? 'us-east-1',
+    region: read('S3_REGION'),
     accessKeyId,
     secretAccessKey,
-    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+    forcePathStyle: read('S3_FORCE_PATH_STYLE'),
     checksumMode: checksum,
   };
 }
 
-function parsePayments(env: Env): PaymentConfig {
-  const provider = str(env, 'PAYMENT_PROVIDER') ?? 'test';
-  if (provider === 'test') return { provider: 'test', webhookSecret: str(env, 'RAZORPAY_WEBHOOK_SECRET') };
-  if (provider !== 'razorpay') {
-    throw new ConfigError('PAYMENT_PROVIDER', `expected test or razorpay, got "${provider}"`);
-  }
-  const need = (name: string) => {
-    const v = str(env, name);
+function parsePayments(read: Read): PaymentConfig {
+  if (read('PAYMENT_PROVIDER') === 'test')
+    return { provider: 'test', webhookSecret: read('RAZORPAY_WEBHOOK_SECRET') };
+  const need = (
+    name: 'RAZORPAY_KEY_ID' | 'RAZORPAY_KEY_SECRET' | 'RAZORPAY_PLAN_ID' | 'RAZORPAY_WEBHOOK_SECRET',
+  ) => {
+    const v = read(name);
     if (v === undefined) throw new ConfigError(name, 'required when PAYMENT_PROVIDER=razorpay');
     return v;
   };
-  const apiUrl = str(env, 'RAZORPAY_API_URL') ?? 'https://api.razorpay.com';
-  url('RAZORPAY_API_URL', apiUrl, ['http:', 'https:']);
+  const apiUrl = read('RAZORPAY_API_URL');
   return {
     provider: 'razorpay',
     keyId: need('RAZORPAY_KEY_ID'),
     keySecret: need('RAZORPAY_KEY_SECRET'),
     planId: need('RAZORPAY_PLAN_ID'),
     webhookSecret: need('RAZORPAY_WEBHOOK_SECRET'),
-    apiUrl: apiUrl.replace(/\/+$/, ''),
+    apiUrl,
   };
+}
+
+function planOverrides(read: Read): Config['planOverrides'] {
+  const out: Config['planOverrides'] = {};
+  for (const plan of ['free', 'hobby'] as const) {
+    for (const [suffix, field] of Object.entries(PLAN_LIMIT_SUFFIXES)) {
+      const value = read(`PLAN_${plan.toUpperCase()}_${suffix}` as PlanVariable);
+      if (value !== undefined) out[plan] = { ...out[plan], [field]: value };
+    }
+  }
+  return out;
 }
 
 /** Parses the environment; throws ConfigError on the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
-  const port = int(env, 'PORT', 8080, 0, 65535);
-  const host = str(env, 'HOST') ?? '127.0.0.1';
-
-  const base = url('BASE_URL', str(env, 'BASE_URL') ?? `http://localhost:${port}`, ['http:', 'https:']);
-  if (base.pathname !== '/' || base.search || base.hash) {
-    throw new ConfigError('BASE_URL', 'must be an origin without path, query or fragment');
-  }
-  const site = hostWithPort('SITE_DOMAIN', str(env, 'SITE_DOMAIN') ?? `localhost:${port}`);
-
-  const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
-  const dbUrl = str(env, 'DATABASE_URL');
-  let database: DatabaseConfig = { dialect: 'sqlite', file: resolve(dataDir, 'slipway.db') };
-  if (dbUrl !== undefined) {
-    url('DATABASE_URL', dbUrl, ['postgres:', 'postgresql:']);
-    database = { dialect: 'postgres', url: dbUrl };
-  }
-
-  const redisUrl = str(env, 'REDIS_URL');
-  if (redisUrl !== undefined) url('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
-
-  const smtpUrl = str(env, 'SMTP_URL');
-  if (smtpUrl !== undefined) url('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
+  const read = reader(env);
+  const port = read('PORT');
+  const host = read('HOST');
+  const base = read('BASE_URL');
+  const site = read('SITE_DOMAIN');
+  const dataDir = read('DATA_DIR');
+  const dbUrl = read('DATABASE_URL');
+  const database: DatabaseConfig =
+    dbUrl === undefined
+      ? { dialect: 'sqlite', file: resolve(dataDir, 'slipway.db') }
+      : { dialect: 'postgres', url: dbUrl };
+  const redisUrl = read('REDIS_URL');
+  const smtpUrl = read('SMTP_URL');
   const mail: MailConfig =
     smtpUrl === undefined
       ? { transport: 'dev', outboxFile: resolve(dataDir, 'outbox.log') }
       : { transport: 'smtp', url: smtpUrl };
-
-  const mailFrom = str(env, 'MAIL_FROM') ?? `Slipway <no-reply@${site.hostname}>`;
-  if (!/^[^\r\n]*<?[^\s@<>]+@[^\s@<>]+>?$/.test(mailFrom)) {
-    throw new ConfigError('MAIL_FROM', `not an email address: "${mailFrom}"`);
-  }
-
-  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  }
-
-  const cnameTarget = str(env, 'CNAME_TARGET') ?? site.hostname;
+  const mailFrom = read('MAIL_FROM');
+  const logLevel = read('LOG_LEVEL');
+  const cnameTarget = read('CNAME_TARGET');
 
   return {
     port,
@@ -339,33 +686,33 @@ export function loadConfig(env: Env = process.env): Config {
     scheme: base.protocol === 'https:' ? 'https' : 'http',
     dataDir,
     database,
-    blobs: parseBlobs(env, dataDir),
+    blobs: parseBlobs(env, read, dataDir),
     redisUrl,
-    redisPrefix: str(env, 'REDIS_PREFIX') ?? 'slipway:',
+    redisPrefix: read('REDIS_PREFIX'),
     mail,
     mailFrom,
-    dnsServers: parseDnsServers(env),
-    cnameTarget: cnameTarget.toLowerCase(),
-    secretsKey: parseSecretsKey(env),
-    proxyEnabled: bool(env, 'PROXY_ENABLED', false),
-    proxyAllowPrivateAddresses: bool(env, 'PROXY_ALLOW_PRIVATE_ADDRESSES', false),
-    payments: parsePayments(env),
+    dnsServers: read('DNS_SERVERS'),
+    cnameTarget,
+    secretsKey: read('SECRETS_KEY'),
+    proxyEnabled: read('PROXY_ENABLED'),
+    proxyAllowPrivateAddresses: read('PROXY_ALLOW_PRIVATE_ADDRESSES'),
+    payments: parsePayments(read),
     rateLimits: {
-      anonymous: int(env, 'RATE_LIMIT_ANONYMOUS', 5, 1),
-      free: int(env, 'RATE_LIMIT_FREE', 60, 1),
-      hobby: int(env, 'RATE_LIMIT_HOBBY', 200, 1),
+      anonymous: read('RATE_LIMIT_ANONYMOUS'),
+      free: read('RATE_LIMIT_FREE'),
+      hobby: read('RATE_LIMIT_HOBBY'),
     },
     signInLimits: {
-      codesPerEmail: int(env, 'RATE_LIMIT_SIGNIN_EMAIL', 5, 1),
-      codesPerIp: int(env, 'RATE_LIMIT_SIGNIN_IP', 20, 1),
-      checksPerIp: int(env, 'RATE_LIMIT_SIGNIN_CHECKS', 30, 1),
+      codesPerEmail: read('RATE_LIMIT_SIGNIN_EMAIL'),
+      codesPerIp: read('RATE_LIMIT_SIGNIN_IP'),
+      checksPerIp: read('RATE_LIMIT_SIGNIN_CHECKS'),
     },
-    trustProxy: parseTrustProxy(env),
+    trustProxy: read('TRUST_PROXY'),
     logLevel,
-    planOverrides: planOverrides(env),
-    serveCacheBytes: int(env, 'SERVE_CACHE_MB', 256, 1, 1 << 20) * 1024 * 1024,
-    serveFastPath: bool(env, 'SERVE_FAST_PATH', true),
-    sweepIntervalMs: int(env, 'SWEEP_INTERVAL_S', 300, 1) * 1000,
-    anonymousGraceMs: int(env, 'ANONYMOUS_GRACE_S', 86_400, 0) * 1000,
+    planOverrides: planOverrides(read),
+    serveCacheBytes: read('SERVE_CACHE_MB') * 1024 * 1024,
+    serveFastPath: read('SERVE_FAST_PATH'),
+    sweepIntervalMs: read('SWEEP_INTERVAL_S') * 1000,
+    anonymousGraceMs: read('ANONYMOUS_GRACE_S') * 1000,
   };
 }

@@ -1,9 +1,18 @@
-// Configuration: defaults give the embedded set-up; a bad value names its variable.
+// Configuration: defaults give the embedded set-up; a bad value names its variable; the docs' tables of
+// variables are the one table in src/config.ts.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import {
+  ConfigError,
+  loadConfig,
+  shownDefault,
+  VARIABLES,
+  type Variable,
+  type VariableName,
+} from '../src/config.js';
 
 describe('loadConfig', () => {
   test('defaults are the embedded set-up', () => {
@@ -122,5 +131,131 @@ describe('loadConfig', () => {
     const lines = res.stderr.trim().split('\n');
     assert.equal(lines.length, 1, res.stderr);
     assert.match(lines[0]!, /PORT/);
+  });
+});
+
+// ---- the docs' tables are the table's (src/config.ts VARIABLES) ----------------------------------------
+
+/** One row per documented meaning: a variable and the ones documented `with` it. */
+function docRows(): Array<{ names: VariableName[]; specs: Variable<unknown>[] }> {
+  const names = Object.keys(VARIABLES) as VariableName[];
+  return names
+    .filter((name) => VARIABLES[name].with === undefined)
+    .map((lead) => {
+      const group = [lead, ...names.filter((name) => VARIABLES[name].with === lead)];
+      return { names: group, specs: group.map((name) => VARIABLES[name] as Variable<unknown>) };
+    });
+}
+
+const cellOfNames = (names: string[]) => names.map((n) => `\`${n}\``).join(', ');
+function cellOfDefaults(specs: Variable<unknown>[]): string {
+  const shown = [...new Set(specs.map(shownDefault))];
+  return shown.join(', ');
+}
+
+/** The markdown table that follows `heading` (a line of the file), header row included. */
+function tableAfter(file: string, heading: string): string {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const at = lines.indexOf(heading);
+  assert.ok(at >= 0, `${file} has the line ${heading}`);
+  const start = lines.findIndex((line, i) => i > at && line.startsWith('|'));
+  let end = start;
+  while (end < lines.length && lines[end]!.startsWith('|')) end++;
+  return lines.slice(start, end).join('\n');
+}
+
+/** The cells of a markdown table row (a `|` inside backticks is text). */
+function cells(row: string): string[] {
+  const out: string[] = [];
+  let cell = '';
+  let code = false;
+  for (const ch of row.trim().slice(1, -1)) {
+    if (ch === '`') code = !code;
+    if (ch === '|' && !code) {
+      out.push(cell.trim());
+      cell = '';
+    } else cell += ch;
+  }
+  out.push(cell.trim());
+  return out;
+}
+
+describe('the configuration docs', () => {
+  test("README.md's table is the variables table", () => {
+    const expected = [
+      '| variable | default | meaning |',
+      '|---|---|---|',
+      ...docRows().map(
+        ({ names, specs }) => `| ${cellOfNames(names)} | ${cellOfDefaults(specs)} | ${specs[0]!.doc} |`,
+      ),
+    ].join('\n');
+    assert.equal(tableAfter('README.md', '## Configuration'), expected);
+  });
+
+  test("docs/deploy.md's table of the scale-out set is the variables table's", () => {
+    const expected = [
+      '| variable | example |',
+      '|---|---|',
+      ...docRows()
+        .filter(({ specs }) => specs[0]!.scaleOut !== undefined)
+        .map(({ names, specs }) => `| ${cellOfNames(names)} | ${specs[0]!.scaleOut} |`),
+    ].join('\n');
+    assert.equal(tableAfter('docs/deploy.md', 'Every node gets the same configuration:'), expected);
+  });
+
+  /** Variables CONTRACT.md names for features not built yet: nothing reads them (remove one once it is). */
+  const NOT_YET_READ = [
+    'TLS_PORT',
+    'TLS_CERT_FILE',
+    'TLS_KEY_FILE',
+    'ACME_DIRECTORY_URL',
+    'ACME_EMAIL',
+    'ACME_CA_FILE',
+    'WORKERS',
+    'ANALYTICS_FLUSH_S',
+    'ANALYTICS_RETENTION_DAYS',
+    'WEBHOOK_RETRY_BASE_S',
+    'ADMIN_EMAILS',
+    'ABUSE_CONTACT',
+    'RATE_LIMIT_PROXY',
+  ];
+
+  test("every variable of CONTRACT.md's table is in the table with the default CONTRACT gives", () => {
+    const contract = tableAfter('../shared/CONTRACT.md', '## Configuration (environment variables)');
+    const problems: string[] = [];
+    for (const row of contract.split('\n').slice(2)) {
+      const [namesCell = '', defaultCell = ''] = cells(row);
+      const names = [...namesCell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!);
+      const wanted = defaultCell.replace(/^unset = /, '').trim();
+      // `5`, `60`, `200`: one default per name; otherwise one default for the row.
+      const each = wanted.split(', ');
+      names.forEach((name, i) => {
+        if (NOT_YET_READ.includes(name)) return;
+        if (!(name in VARIABLES)) {
+          problems.push(`${name}: not in VARIABLES`);
+          return;
+        }
+        const spec = VARIABLES[name as VariableName] as Variable<unknown>;
+        const contractDefault = each.length === names.length ? each[i]! : i === 0 ? wanted : undefined;
+        if (
+          contractDefault !== undefined &&
+          contractDefault !== '' &&
+          shownDefault(spec) !== contractDefault
+        ) {
+          problems.push(`${name}: default ${shownDefault(spec)}, CONTRACT says ${contractDefault}`);
+        }
+      });
+    }
+    for (const name of NOT_YET_READ)
+      if (name in VARIABLES) problems.push(`${name}: read now, drop it from NOT_YET_READ`);
+    assert.deepEqual(problems, []);
+  });
+
+  test('a constant default is the value loadConfig reads when the variable is unset', () => {
+    const c = loadConfig({});
+    assert.equal(shownDefault(VARIABLES.PORT), `\`${c.port}\``);
+    assert.equal(shownDefault(VARIABLES.SERVE_CACHE_MB), `\`${c.serveCacheBytes / 1024 / 1024}\``);
+    assert.equal(shownDefault(VARIABLES.RATE_LIMIT_FREE), `\`${c.rateLimits.free}\``);
+    assert.equal(shownDefault(VARIABLES.S3_CHECKSUM), '`WHEN_REQUIRED`');
   });
 });

@@ -55,7 +55,12 @@ function askVisible(question: string): Promise<string> {
   });
 }
 
-/** Reads a line in raw mode, echoing nothing; backspace edits, Ctrl-C and Ctrl-D cancel. */
+/**
+ * Reads a line in raw mode, echoing nothing; backspace edits, Ctrl-C and Ctrl-D cancel. Written here, not
+ * taken from a library, for a measured reason: npm's `read` 4.1.0 (the last release for Node 20 before
+ * 20.17; 5.x and @inquirer/password 5.x need newer Node) passed test/cli/prompt.test.ts but for Ctrl-D,
+ * where its promise never settles and the CLI exits without a word.
+ */
 function askHidden(question: string): Promise<string> {
   const stdin = process.stdin;
   process.stderr.write(question);

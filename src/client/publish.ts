@@ -376,13 +376,13 @@ async function uploadAll(
   return expired ? { uploaded, expired } : { uploaded };
 }
 
-/** CONTRACT "Uploads": an expired address answers 403 FORBIDDEN saying so. */
-function isExpiredAddress(err: unknown): err is ApiClientError {
+/** An expired upload address: 403 FORBIDDEN with `reason: "expired"` in the error body. */
+export function isExpiredAddress(err: unknown): err is ApiClientError {
   return (
     err instanceof ApiClientError &&
     err.status === 403 &&
     err.code === 'FORBIDDEN' &&
-    /expired/i.test(err.message)
+    err.body.reason === 'expired'
   );
 }
 

@@ -1,7 +1,11 @@
 // The one error catalogue: every failure the API reports is an ApiError with a spec code and status.
 // The HTTP layer turns it into the spec's body `{ error, code, status }` (+ `hint` and extra fields).
 
-/** Error codes with their HTTP status. The first block is the spec's table; the rest fill gaps it leaves. */
+/**
+ * Error codes with their HTTP status. The first block is the spec's table; the rest fill gaps it leaves.
+ * Only codes some module raises (test/core/errors.test.ts); a refinement a client acts on is a field of
+ * the body (e.g. `reason: "expired"` of an upload address), not another code.
+ */
 export const ERROR_STATUS = {
   INVALID_REQUEST: 400,
   UNAUTHORIZED: 401,
@@ -19,8 +23,6 @@ export const ERROR_STATUS = {
   SITE_LIMIT_EXCEEDED: 403,
   VERSION_CONFLICT: 409,
   METHOD_NOT_ALLOWED: 405,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  PAYLOAD_TOO_LARGE: 413,
   UPSTREAM_ERROR: 502,
   SERVICE_UNAVAILABLE: 503,
 } as const;

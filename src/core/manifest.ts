@@ -1,5 +1,6 @@
 // Manifest validation: turns the `files` of a publish/update request into checked, normalized file entries.
 
+import { isWellFormedMime } from '../shared/rules/content-type.js';
 import { ApiError } from './errors.js';
 import { formatBytes } from './format.js';
 
@@ -31,20 +32,6 @@ export const MAX_PATH_CHARS = 500;
 /** Longest accepted `contentType` (after trimming); longer is never a real media type. */
 export const MAX_CONTENT_TYPE_CHARS = 255;
 
-/** RFC 9110 §5.6.2 tchar, the characters of a token. */
-const TCHAR = "[!#$%&'*+.^_`|~0-9A-Za-z-]";
-/** RFC 9110 §5.6.4 quoted-string without obs-text: the value ends up in a Content-Type header. */
-const QUOTED_STRING = '"(?:[\\t \\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\t \\x21-\\x7E])*"';
-/**
- * RFC 9110 §8.3.1 media-type = type "/" subtype parameters, with §5.6.6
- * parameters = *( OWS ";" OWS [ parameter-name "=" ( token / quoted-string ) ] ), applied to the
- * trimmed value. The OWS after ";" is folded into the optional parameter so that a run of blanks
- * between two ";" has one parse only: the literal grammar backtracks exponentially (ReDoS).
- * Captures type and subtype so they can be lowercased (they are case-insensitive, §8.3.1).
- */
-const MEDIA_TYPE = new RegExp(
-  `^(${TCHAR}+)/(${TCHAR}+)((?:[\\t ]*;(?:[\\t ]*${TCHAR}+=(?:${TCHAR}+|${QUOTED_STRING}))?)*)$`,
-);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** C0 controls (U+0000-U+001F), DEL and C1 controls (U+0080-U+009F): never part of a sane file name. */
 const CONTROL_CHAR = /\p{Cc}/u;
@@ -180,15 +167,16 @@ function normalizeContentType(value: unknown, where: string): string {
       `${where}: contentType is ${trimmed.length} characters long; the limit is ${MAX_CONTENT_TYPE_CHARS}`,
     );
   }
-  const match = MEDIA_TYPE.exec(trimmed);
-  if (match === null) {
+  if (!isWellFormedMime(trimmed)) {
     throw new ApiError(
       'INVALID_REQUEST',
       `${where}: contentType must be a MIME type such as "text/html" or "text/html; charset=utf-8"; got ${quote(value)}`,
     );
   }
-  const [, type = '', subtype = '', parameters = ''] = match;
-  return `${type.toLowerCase()}/${subtype.toLowerCase()}${parameters}`;
+  // Type and subtype are case-insensitive (RFC 9110 §8.3.1): stored lower case, parameters as sent.
+  const essenceEnd = trimmed.search(/[\t ;]/);
+  const end = essenceEnd < 0 ? trimmed.length : essenceEnd;
+  return trimmed.slice(0, end).toLowerCase() + trimmed.slice(end);
 }
 
 function validateHash(value: unknown, where: string): string | undefined {

@@ -1,5 +1,6 @@
 // Rate-limit rule: one-hour windows aligned to the top of the hour; anonymous callers by IP, signed-in
-// callers by account, each with its plan's limit (spec "Rate limits").
+// callers by account, each with its plan's limit (spec "Rate limits"). The same fixed-window counter
+// serves the sign-in limits and the site password gate (its own window length).
 
 import type { RateStore } from '../store/rate/types.js';
 
@@ -15,14 +16,20 @@ export interface RateDecision {
   retryAfterS: number;
 }
 
+/**
+ * Counts one request of `subject` in the current fixed window (aligned to multiples of `windowMs` since the
+ * epoch: the top of the hour by default) and says whether it is within `limit`. Counted before the
+ * request is served, so parallel requests cannot get past the limit.
+ */
 export async function checkRateLimit(
   store: RateStore,
   subject: string,
   limit: number,
   nowMs: number,
+  windowMs: number = RATE_WINDOW_MS,
 ): Promise<RateDecision> {
-  const windowStart = Math.floor(nowMs / RATE_WINDOW_MS) * RATE_WINDOW_MS;
-  const windowEnd = windowStart + RATE_WINDOW_MS;
+  const windowStart = Math.floor(nowMs / windowMs) * windowMs;
+  const windowEnd = windowStart + windowMs;
   const count = await store.increment(`${subject}:${windowStart}`, windowEnd);
   return {
     limit,

@@ -61,7 +61,11 @@ export async function receiveUpload(deps: UploadDeps, req: UploadRequest): Promi
       'bad-token': 'The upload token is not valid for this address.',
       expired: 'This upload address has expired; publish again to get new addresses.',
     }[check.reason];
-    throw new ApiError(check.reason === 'malformed' ? 'INVALID_REQUEST' : 'FORBIDDEN', message);
+    // `reason` is the machine-readable cause (the spec lets errors add fields): a client asks for new
+    // addresses on `expired` without reading the message.
+    throw new ApiError(check.reason === 'malformed' ? 'INVALID_REQUEST' : 'FORBIDDEN', message, {
+      extra: { reason: check.reason },
+    });
   }
   const { versionId, path, contentType } = check.target;
   const file = await uploadTarget(deps.db.kysely, versionId, path);

@@ -1,5 +1,11 @@
 // JSON body parsing for the API: an empty body is "no body" (clients often send the header anyway),
 // nesting is bounded before parsing, prototype-poisoning keys are refused.
+//
+// Ours rather than Fastify's own parser (secure-json-parse with onProtoPoisoning/onConstructorPoisoning:
+// 'error'), for a measured reason: Fastify's answers an empty body 400 (FST_ERR_CTP_EMPTY_JSON_BODY) and a
+// blank one 400 where ours reads "no body", and it bounds no depth: a 2 MB body of 1,000,000 nested
+// arrays was parsed, in 286 ms of the event loop per request (Node 20, this machine), where ours refuses
+// it after one linear scan. The parse itself is secure-json-parse's, as Fastify's is.
 
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';

@@ -5,8 +5,9 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { cacheControlFor } from '../shared/rules/cache-control.js';
 import { contentTypeHeader } from '../shared/rules/content-type.js';
-import { type Encoding, isCompressible } from '../shared/rules/encoding.js';
+import type { Encoding } from '../shared/rules/encoding.js';
 import type { HeaderRule } from '../shared/rules/headers.js';
+import { isCompressible } from '../shared/rules/media-types.js';
 import { matchRedirect, type RedirectRule } from '../shared/rules/redirects.js';
 import {
   HEADERS_FILE,

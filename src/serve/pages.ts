@@ -2,27 +2,23 @@
 // stylesheet (src/shared/html.ts), inlined: a site host serves no assets of the service.
 
 import type { OutgoingHttpHeaders } from 'node:http';
-import { APP_CSS, escapeHtml } from '../shared/html.js';
+import { APP_CSS, html, raw, type SafeHtml } from '../shared/html.js';
 
-export { escapeHtml };
-
-/** A complete HTML document; `bodyHtml` and `headHtml` must already be escaped. */
-export function htmlDocument(title: string, bodyHtml: string, headHtml = ''): string {
-  return `<!doctype html>
+/** A complete HTML document with the shared stylesheet inlined (a site host serves no assets of ours). */
+export function htmlDocument(title: string, body: SafeHtml, head?: SafeHtml): string {
+  return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title>${headHtml}
-<style>${APP_CSS}</style>
-</head><body>${bodyHtml}</body></html>
-`;
+<title>${title}</title>${head}
+<style>${raw(APP_CSS)}</style>
+</head><body>${body}</body></html>
+`.value;
 }
+
+const BACK_HOME = html`<p><a href="/">Go to this site's home page</a></p>`;
 
 /** A built-in page in the shared column; `home` adds a way back to the site's front page. */
 function page(title: string, message: string, home = true): string {
-  const back = home ? `<p><a href="/">Go to this site's home page</a></p>` : '';
-  return htmlDocument(
-    title,
-    `<main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${back}</main>`,
-  );
+  return htmlDocument(title, html`<main><h1>${title}</h1><p>${message}</p>${home && BACK_HOME}</main>`);
 }
 
 export const notFoundPage = () => page('404 — Not found', 'There is no site or file at this address.');
@@ -99,17 +95,22 @@ export const UNAVAILABLE = builtin(
   { 'Retry-After': '5' },
 );
 
+const PASSWORD_INTRO = raw(
+  '<h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>',
+);
+const PASSWORD_FORM = raw(
+  '<form method="post"><label for="password">Password</label>' +
+    '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
+    '<button type="submit">Continue</button></form>',
+);
+
 /** The password form of a protected site; the form posts back to the same address (see password-gate.ts). */
 export function passwordFormPage(message: string | null): string {
-  const error = message === null ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>`;
+  const error = message !== null && html`<p class="error" role="alert">${message}</p>`;
   return htmlDocument(
     'Password required',
-    '<main><h1>Password required</h1><p>This site is protected. Enter its password to continue.</p>' +
-      error +
-      '<form method="post"><label for="password">Password</label>' +
-      '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
-      '<button type="submit">Continue</button></form></main>',
-    '<meta name="robots" content="noindex">',
+    html`<main>${PASSWORD_INTRO}${error}${PASSWORD_FORM}</main>`,
+    html`<meta name="robots" content="noindex">`,
   );
 }
 

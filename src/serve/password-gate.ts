@@ -1,4 +1,5 @@
-// Password gate of protected sites: signed session cookies, the form post, and the wrong-guess limit.
+// Password gate of protected sites: signed session cookies, the form post, and the wrong-guess limit; the
+// gate's whole flow (session check, form, submission) is PasswordGate below, which the site server asks.
 //
 // Protocol: every path of a protected site answers 401 with the password form until the request carries a
 // valid session cookie. The form posts (`application/x-www-form-urlencoded`, field `password`) to the same
@@ -11,9 +12,24 @@
 // stored scrypt hash means changing or removing the password ends every session.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { type BodyPace, pacedBody } from '../core/body-pace.js';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { type BodyPace, BodyTooSlowError, pacedBody } from '../core/body-pace.js';
+import { verifyPassword } from '../core/password.js';
+import { checkRateLimit } from '../core/rate-limit.js';
+import type { Clock } from '../shared/clock.js';
+import { cookieValues, sessionCookie } from '../shared/cookies.js';
 import type { RateStore } from '../store/rate/types.js';
+import { MAX_SESSIONS_PER_SITE, type SiteState } from './catalog.js';
+import type { SiteRequestHead, SiteResponse } from './exchange.js';
+import {
+  type BuiltinPage,
+  FORM_TOO_LARGE,
+  htmlHeaders,
+  passwordFormPage,
+  REQUEST_TIMEOUT,
+  tooManyAttemptsPage,
+  UNSUPPORTED_FORM,
+} from './pages.js';
 
 export const PASSWORD_COOKIE_PREFIX = 'slipway_pw_';
 /** How long a session lasts after the right password. */
@@ -23,6 +39,8 @@ export const PASSWORD_ATTEMPTS_PER_WINDOW = 10;
 export const PASSWORD_ATTEMPT_WINDOW_MS = 15 * 60 * 1000;
 /** Largest form body read. */
 export const PASSWORD_FORM_MAX_BYTES = 4096;
+/** RFC 9110 §11.6.1: a 401 carries a challenge; this scheme makes browsers render the form, not a dialog. */
+const PASSWORD_CHALLENGE = 'Form realm="site"';
 
 export function passwordCookieName(slug: string): string {
   return PASSWORD_COOKIE_PREFIX + slug;
@@ -49,31 +67,6 @@ export function verifySession(key: Buffer, slug: string, fingerprint: string, va
   const given = Buffer.from(value.slice(dot + 1));
   const expected = Buffer.from(mac(key, slug, fingerprint, expiresAtMs));
   return given.length === expected.length && timingSafeEqual(given, expected) ? expiresAtMs : null;
-}
-
-export interface AttemptDecision {
-  allowed: boolean;
-  /** Seconds until the window ends (Retry-After of a 429). */
-  retryAfterS: number;
-}
-
-/**
- * Counts one password submission of `client` (core/client-address.ts's limitKey) on `slug` in the current
- * fixed window. Counted before the password is checked, so parallel guesses cannot get past the limit.
- */
-export async function countPasswordAttempt(
-  rate: RateStore,
-  slug: string,
-  client: string,
-  nowMs: number,
-): Promise<AttemptDecision> {
-  const windowStart = Math.floor(nowMs / PASSWORD_ATTEMPT_WINDOW_MS) * PASSWORD_ATTEMPT_WINDOW_MS;
-  const windowEnd = windowStart + PASSWORD_ATTEMPT_WINDOW_MS;
-  const count = await rate.increment(`site-password:${slug}:${client}:${windowStart}`, windowEnd);
-  return {
-    allowed: count <= PASSWORD_ATTEMPTS_PER_WINDOW,
-    retryAfterS: Math.max(1, Math.ceil((windowEnd - nowMs) / 1000)),
-  };
 }
 
 export type FormResult = { kind: 'form'; password: string } | { kind: 'too-large' } | { kind: 'unsupported' };
@@ -112,4 +105,135 @@ export function returnLocation(url: string | undefined): string {
     if (c < 0x21 || c > 0x7e) return '/';
   }
   return url;
+}
+
+/** What the gate uses (a part of the site server's deps, built once by src/compose.ts). */
+export interface PasswordGateDeps {
+  clock: Clock;
+  /** Counts wrong site passwords per client and site. */
+  rate: RateStore;
+  /** Signs password-gate cookies. */
+  siteCookieKey: Buffer;
+  /** How slowly a password form's body may arrive. */
+  bodyPace: BodyPace;
+  config: { scheme: 'http' | 'https' };
+}
+
+/** How the gate answers: the site server's own sends, which count responses for /metrics. */
+export interface GateResponder {
+  send(res: SiteResponse, status: number, headers: OutgoingHttpHeaders, body?: Buffer): void;
+  sendPage(req: SiteRequestHead, res: SiteResponse, page: BuiltinPage): void;
+}
+
+/** The gate of protected sites, one per site server: asked by it for every request to a protected site. */
+export class PasswordGate {
+  constructor(
+    private readonly deps: PasswordGateDeps,
+    private readonly out: GateResponder,
+  ) {}
+
+  /**
+   * Whether any cookie of the site's name holds a live session. Every one is tried: another host under the
+   * parent SITE_DOMAIN can set a cookie of the same name there, which browsers send first when it is
+   * older (RFC 6265 §5.4), and must not lock the site's visitors out by shadowing theirs.
+   */
+  hasSession(req: SiteRequestHead, state: SiteState): boolean {
+    const name = passwordCookieName(state.record!.slug);
+    for (const value of cookieValues(req.headers.cookie, name)) {
+      if (this.sessionExpiry(state, value) > this.deps.clock.now()) return true;
+    }
+    return false;
+  }
+
+  /** The expiry of the session a cookie value was signed for (remembered per site), or 0 if it is not one. */
+  private sessionExpiry(state: SiteState, value: string): number {
+    const known = state.sessions.get(value);
+    if (known !== undefined) return known;
+    const record = state.record!;
+    const verified = verifySession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, value);
+    if (verified === null) return 0;
+    if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
+    state.sessions.set(value, verified);
+    return verified;
+  }
+
+  /** The password form (401 with a challenge), with `message` above it after a wrong password. */
+  sendForm(req: SiteRequestHead, res: SiteResponse, status: number, message: string | null): void {
+    const body = Buffer.from(passwordFormPage(message));
+    this.out.send(
+      res,
+      status,
+      {
+        ...htmlHeaders(body),
+        'WWW-Authenticate': PASSWORD_CHALLENGE,
+        // The form must not be framed by another site (clickjacking of the password field).
+        'Content-Security-Policy': "frame-ancestors 'none'",
+      },
+      req.method === 'HEAD' ? undefined : body,
+    );
+  }
+
+  /**
+   * A POST to a protected site: counts the attempt of `client` (core/client-address.ts's limitKey, which
+   * the site server reads as the transport) before the password is checked, so parallel guesses cannot get
+   * past the limit; reads the form under the pace rule, and on the right password sets the session
+   * cookie and sends the browser back where the form was shown.
+   */
+  async submit(req: IncomingMessage, res: SiteResponse, state: SiteState, client: string): Promise<void> {
+    const record = state.record!;
+    const now = this.deps.clock.now();
+    const attempt = await checkRateLimit(
+      this.deps.rate,
+      `site-password:${record.slug}:${client}`,
+      PASSWORD_ATTEMPTS_PER_WINDOW,
+      now,
+      PASSWORD_ATTEMPT_WINDOW_MS,
+    );
+    if (!attempt.allowed) {
+      const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
+      this.out.send(
+        res,
+        429,
+        { ...htmlHeaders(body), 'Retry-After': String(attempt.retryAfterS), Connection: 'close' },
+        body,
+      );
+      return;
+    }
+    let form: FormResult;
+    try {
+      form = await readPasswordForm(req, this.deps.bodyPace);
+    } catch (err) {
+      if (!(err instanceof BodyTooSlowError)) throw err;
+      this.out.sendPage(req, res, REQUEST_TIMEOUT);
+      return;
+    }
+    if (form.kind === 'too-large') {
+      this.out.sendPage(req, res, FORM_TOO_LARGE);
+      return;
+    }
+    if (form.kind === 'unsupported') {
+      this.out.sendPage(req, res, UNSUPPORTED_FORM);
+      return;
+    }
+    const right = form.password !== '' && (await verifyPassword(form.password, record.passwordHash!));
+    if (!right) {
+      this.sendForm(req, res, 401, 'Wrong password. Try again.');
+      return;
+    }
+    const expiresAt = now + PASSWORD_SESSION_TTL_MS;
+    const value = signSession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, expiresAt);
+    const cookie = sessionCookie(
+      passwordCookieName(record.slug),
+      value,
+      PASSWORD_SESSION_TTL_MS,
+      this.deps.config.scheme === 'https',
+    );
+    // RFC 9110 §15.4.4: 303 turns the POST into a GET of the page the form was shown on.
+    this.out.send(res, 303, {
+      Location: returnLocation(req.url),
+      'Set-Cookie': cookie,
+      'Content-Length': '0',
+      'Cache-Control': 'no-store',
+    });
+  }
 }

@@ -7,16 +7,11 @@
 import { IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { TrustProxy } from '../config.js';
-import type { BodyPace } from '../core/body-pace.js';
-import { BodyTooSlowError } from '../core/body-pace.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
 import { type HostRoute, hostnameOf, mountFor, resolveHost, type SiteMount } from '../core/hosts.js';
-import { verifyPassword } from '../core/password.js';
 import type { PlanOverrides } from '../core/plans.js';
-import type { Clock } from '../shared/clock.js';
-import { cookieValues, sessionCookie } from '../shared/cookies.js';
 import type { ChangeBus } from '../shared/events.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { ifRangeMatches, isNotModified } from '../shared/rules/conditional.js';
@@ -26,9 +21,8 @@ import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
 import { parseRange } from '../shared/rules/range.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
-import type { RateStore } from '../store/rate/types.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
-import { MAX_SESSIONS_PER_SITE, SiteCatalog, type SiteState } from './catalog.js';
+import { SiteCatalog, type SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import {
   type FileEntry,
@@ -40,38 +34,19 @@ import {
 import {
   BAD_REQUEST,
   type BuiltinPage,
-  FORM_TOO_LARGE,
   GONE,
   htmlHeaders,
   METHOD_NOT_ALLOWED,
   NOT_FOUND,
   NOTHING_LINKED,
   PLAN_PAUSED,
-  passwordFormPage,
-  REQUEST_TIMEOUT,
   SERVER_ERROR,
-  tooManyAttemptsPage,
   UNAVAILABLE,
-  UNSUPPORTED_FORM,
 } from './pages.js';
-import {
-  countPasswordAttempt,
-  type FormResult,
-  PASSWORD_SESSION_TTL_MS,
-  passwordCookieName,
-  readPasswordForm,
-  returnLocation,
-  signSession,
-  verifySession,
-} from './password-gate.js';
+import { type GateResponder, PasswordGate, type PasswordGateDeps } from './password-gate.js';
 import { isWorkerScriptRequest, WorkerScriptResponse } from './service-worker.js';
-import {
-  encodeSitePath,
-  folderIndexOf,
-  type PageMeta,
-  renderListingPage,
-  renderViewerPage,
-} from './viewer.js';
+import { newResponseCounts, registerSiteMetrics } from './site-metrics.js';
+import { type PageResponder, serveGeneratedPage } from './viewer.js';
 
 export interface SiteServer {
   /**
@@ -91,12 +66,10 @@ export interface SiteServer {
 const COMPRESS_INLINE_MAX_BYTES = 1024 * 1024;
 /** Generated pages (viewer, listing) revalidate like HTML files. */
 const PAGE_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
-/** During an outage of the database or object store, one log line per this interval. */
-const OUTAGE_LOG_INTERVAL_MS = 10_000;
 /** The same for protected sites: browsers may keep them, shared caches may not (RFC 9111 §5.2.2.7). */
 const PRIVATE_PAGE_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
-/** RFC 9110 §11.6.1: a 401 carries a challenge; this scheme makes browsers render the form, not a dialog. */
-const PASSWORD_CHALLENGE = 'Form realm="site"';
+/** During an outage of the database or object store, one log line per this interval. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
 /** Where a request landed inside a site (the pieces every later step needs). */
 interface SiteRequest {
@@ -114,26 +87,18 @@ interface SiteRequest {
   readonly protected: boolean;
 }
 
-/** What the site server uses, and nothing more (built once by src/compose.ts). */
-export interface SiteServerDeps {
+/** What the site server uses, and nothing more (built once by src/compose.ts); the gate's part included. */
+export interface SiteServerDeps extends PasswordGateDeps {
   db: Db;
   blobs: BlobStore;
   logger: Logger;
-  clock: Clock;
   /** Change events (finalize, delete, password, plan, ...) that invalidate the catalog. */
   changes: ChangeBus;
-  /** Counts wrong site passwords per client and site. */
-  rate: RateStore;
-  /** Signs password-gate cookies. */
-  siteCookieKey: Buffer;
-  /** How slowly a password form's body may arrive. */
-  bodyPace: BodyPace;
-  config: {
+  config: PasswordGateDeps['config'] & {
+    trustProxy: TrustProxy;
     siteHost: string;
     siteDomain: string;
-    scheme: 'http' | 'https';
     planOverrides: PlanOverrides;
-    trustProxy: TrustProxy;
   };
 }
 
@@ -165,40 +130,11 @@ export function createSiteServer(
   };
 }
 
-/** Site responses by status and cache memory, read at scrape time (no per-request prom-client work). */
-function registerSiteMetrics(registry: Registry, catalog: SiteCatalog, responses: Float64Array): void {
-  const reported = new Float64Array(responses.length);
-  new Counter({
-    name: 'slipway_site_responses_total',
-    help: 'Responses of the site server by status',
-    labelNames: ['status'],
-    registers: [registry],
-    collect() {
-      for (let status = 100; status < responses.length; status++) {
-        const delta = responses[status]! - reported[status]!;
-        if (delta > 0) this.inc({ status: String(status) }, delta);
-        reported[status] = responses[status]!;
-      }
-    },
-  });
-  new Gauge({
-    name: 'slipway_site_cache_bytes',
-    help: 'Memory held by the site server caches (bounded by SERVE_CACHE_MB)',
-    labelNames: ['cache'],
-    registers: [registry],
-    collect() {
-      const s = catalog.stats();
-      this.set({ cache: 'hosts' }, s.hosts);
-      this.set({ cache: 'sites' }, s.sites);
-      this.set({ cache: 'bodies' }, s.bodies);
-      this.set({ cache: 'limit' }, s.limit);
-    },
-  });
-}
-
-class SiteRequestHandler {
-  /** Responses by status code, exported by registerSiteMetrics. */
-  readonly responses = new Float64Array(600);
+/** The request flow: host -> mount -> site -> gate -> route -> file, page or error. */
+class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
+  /** Responses by status code, exported by registerSiteMetrics (site-metrics.ts). */
+  readonly responses = newResponseCounts();
+  private readonly gate: PasswordGate;
   private readonly privateReps = new WeakMap<Representation, Representation>();
   private readonly privateHeaders = new WeakMap<OutgoingHttpHeaders, OutgoingHttpHeaders>();
   private readonly outageLog = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
@@ -206,7 +142,9 @@ class SiteRequestHandler {
   constructor(
     private readonly deps: SiteServerDeps,
     private readonly catalog: SiteCatalog,
-  ) {}
+  ) {
+    this.gate = new PasswordGate(deps, this);
+  }
 
   handle(req: SiteRequestHead, response: SiteResponse, knownHostname: string | undefined): void {
     const res = isWorkerScriptRequest(req)
@@ -306,13 +244,13 @@ class SiteRequestHandler {
     if (isProtected) {
       if (req.method === 'POST') {
         // Only node:http carries POSTs (the fast path takes no request with a body); the form is its body.
-        if (req instanceof IncomingMessage)
-          this.after(req, res, this.submitPassword(req, res, state), () => {});
-        else this.sendPage(req, res, METHOD_NOT_ALLOWED);
+        if (req instanceof IncomingMessage) {
+          this.after(req, res, this.gate.submit(req, res, state, this.clientKey(req)), settled);
+        } else this.sendPage(req, res, METHOD_NOT_ALLOWED);
         return;
       }
-      if (!this.hasSession(req, state)) {
-        this.sendPasswordForm(req, res, 401, null);
+      if (!this.gate.hasSession(req, state)) {
+        this.gate.sendForm(req, res, 401, null);
         return;
       }
     } else if (req.method === 'POST') {
@@ -377,7 +315,7 @@ class SiteRequestHandler {
       this.redirect(sr.res, 301, sr.mount.basePath + folderLocation + sr.query);
       return;
     }
-    if (!manifest.hasRootIndex && this.serveGeneratedPage(sr, decoded)) return;
+    if (!manifest.hasRootIndex && serveGeneratedPage(this, this.deps.config, sr, decoded)) return;
     this.sendNotFound(sr);
   }
 
@@ -392,66 +330,6 @@ class SiteRequestHandler {
     if (decoded === null) return undefined;
     if (decoded === '' || decoded.endsWith('/')) return files.get(`${decoded}index.html`);
     return files.get(decoded) ?? files.get(`${decoded}.html`) ?? files.get(`${decoded}/index.html`);
-  }
-
-  /** Viewer (one-file site, at `/`) or directory listing for sites without index.html. */
-  private serveGeneratedPage(sr: SiteRequest, decoded: string): boolean {
-    const { manifest } = sr;
-    if (decoded === '' && manifest.soleFile !== null) {
-      const file = manifest.soleFile;
-      const src = `${sr.mount.basePath}/${encodeSitePath(file.path)}`;
-      const meta = this.pageMeta(sr, file.path, file.contentType.startsWith('image/') ? src : null);
-      this.sendHtml(sr, renderViewerPage(meta, file, src));
-      return true;
-    }
-    const index = folderIndexOf(manifest);
-    if (decoded === '' || decoded.endsWith('/')) {
-      const listing = index.get(decoded);
-      if (listing === undefined || manifest.files.has(`${decoded}index.html`)) return false;
-      this.sendHtml(
-        sr,
-        renderListingPage(
-          this.pageMeta(sr, sr.state.record!.slug, null),
-          decoded,
-          listing,
-          sr.mount.basePath,
-        ),
-      );
-      return true;
-    }
-    if (index.has(`${decoded}/`)) {
-      // A folder named without its slash: list it under the slash URL so relative links work.
-      this.redirect(sr.res, 301, `${sr.mount.basePath}/${encodeSitePath(decoded)}/${sr.query}`);
-      return true;
-    }
-    return false;
-  }
-
-  /** Title, description and Open Graph URLs of a generated page, from the site's metadata. */
-  private pageMeta(sr: SiteRequest, fallbackTitle: string, fallbackImage: string | null): PageMeta {
-    const record = sr.state.record!;
-    const origin = this.originOf(sr);
-    const title = record.title ?? fallbackTitle;
-    const description = record.description ?? `${title}, shared with Slipway.`;
-    const imagePath =
-      record.ogImagePath !== null
-        ? `${sr.mount.basePath}/${encodeSitePath(record.ogImagePath)}`
-        : fallbackImage;
-    return {
-      title,
-      description,
-      url: origin + sr.mount.basePath + sr.sitePath,
-      image: imagePath === null ? null : origin + imagePath,
-    };
-  }
-
-  /** `scheme://host[:port]` of the request (its Host resolved to this site, so it is one of its origins). */
-  private originOf(sr: SiteRequest): string {
-    const host = (sr.req.headers.host ?? '').toLowerCase();
-    const safe = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)
-      ? host
-      : `${sr.state.record!.slug}.${this.deps.config.siteDomain}`;
-    return `${this.deps.config.scheme}://${safe}`;
   }
 
   // ---- files (RFC 9110 §13 conditionals, §14 ranges, §8.4 content codings) ----------------------
@@ -661,17 +539,18 @@ class SiteRequestHandler {
     this.sendBytes(sr, entry, entry.identity, 404, headers, 0, entry.size - 1);
   }
 
-  private sendHtml(sr: SiteRequest, html: string): void {
+  /** A generated page (viewer.ts): revalidated like an HTML file, private on a protected site. */
+  sendHtml(sr: SiteRequest, html: string): void {
     const body = Buffer.from(html);
     const headers = htmlHeaders(body, sr.protected ? PRIVATE_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL);
     this.send(sr.res, 200, headers, sr.head ? undefined : body);
   }
 
-  private sendPage(req: SiteRequestHead, res: SiteResponse, page: BuiltinPage): void {
+  sendPage(req: SiteRequestHead, res: SiteResponse, page: BuiltinPage): void {
     this.send(res, page.status, page.headers, req.method === 'HEAD' ? undefined : page.body);
   }
 
-  private redirect(res: SiteResponse, status: number, location: string): void {
+  redirect(res: SiteResponse, status: number, location: string): void {
     this.send(res, status, {
       Location: location,
       'Content-Length': '0',
@@ -679,7 +558,8 @@ class SiteRequestHandler {
     });
   }
 
-  private send(
+  /** Every answer but a streamed file leaves here, counted by status. */
+  send(
     res: SiteResponse,
     status: number,
     headers: OutgoingHttpHeaders,
@@ -722,105 +602,6 @@ class SiteRequestHandler {
     }
   }
 
-  // ---- password gate ------------------------------------------------------------------------------
-
-  /**
-   * Whether any cookie of the site's name holds a live session. Every one is tried: another host under the
-   * parent SITE_DOMAIN can set a cookie of the same name there, which browsers send first when it is
-   * older (RFC 6265 §5.4), and must not lock the site's visitors out by shadowing theirs.
-   */
-  private hasSession(req: SiteRequestHead, state: SiteState): boolean {
-    const name = passwordCookieName(state.record!.slug);
-    for (const value of cookieValues(req.headers.cookie, name)) {
-      if (this.sessionExpiry(state, value) > this.deps.clock.now()) return true;
-    }
-    return false;
-  }
-
-  /** The expiry of the session a cookie value was signed for (remembered per site), or 0 if it is not one. */
-  private sessionExpiry(state: SiteState, value: string): number {
-    const known = state.sessions.get(value);
-    if (known !== undefined) return known;
-    const record = state.record!;
-    const verified = verifySession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, value);
-    if (verified === null) return 0;
-    if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
-    state.sessions.set(value, verified);
-    return verified;
-  }
-
-  private sendPasswordForm(
-    req: SiteRequestHead,
-    res: SiteResponse,
-    status: number,
-    message: string | null,
-  ): void {
-    const body = Buffer.from(passwordFormPage(message));
-    this.send(
-      res,
-      status,
-      {
-        ...htmlHeaders(body),
-        'WWW-Authenticate': PASSWORD_CHALLENGE,
-        // The form must not be framed by another site (clickjacking of the password field).
-        'Content-Security-Policy': "frame-ancestors 'none'",
-      },
-      req.method === 'HEAD' ? undefined : body,
-    );
-  }
-
-  private async submitPassword(req: IncomingMessage, res: SiteResponse, state: SiteState): Promise<void> {
-    const record = state.record!;
-    const now = this.deps.clock.now();
-    const attempt = await countPasswordAttempt(this.deps.rate, record.slug, this.clientKey(req), now);
-    if (!attempt.allowed) {
-      const body = Buffer.from(tooManyAttemptsPage(attempt.retryAfterS));
-      this.send(
-        res,
-        429,
-        { ...htmlHeaders(body), 'Retry-After': String(attempt.retryAfterS), Connection: 'close' },
-        body,
-      );
-      return;
-    }
-    let form: FormResult;
-    try {
-      form = await readPasswordForm(req, this.deps.bodyPace);
-    } catch (err) {
-      if (!(err instanceof BodyTooSlowError)) throw err;
-      this.sendPage(req, res, REQUEST_TIMEOUT);
-      return;
-    }
-    if (form.kind === 'too-large') {
-      this.sendPage(req, res, FORM_TOO_LARGE);
-      return;
-    }
-    if (form.kind === 'unsupported') {
-      this.sendPage(req, res, UNSUPPORTED_FORM);
-      return;
-    }
-    const right = form.password !== '' && (await verifyPassword(form.password, record.passwordHash!));
-    if (!right) {
-      this.sendPasswordForm(req, res, 401, 'Wrong password. Try again.');
-      return;
-    }
-    const expiresAt = now + PASSWORD_SESSION_TTL_MS;
-    const value = signSession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, expiresAt);
-    const cookie = sessionCookie(
-      passwordCookieName(record.slug),
-      value,
-      PASSWORD_SESSION_TTL_MS,
-      this.deps.config.scheme === 'https',
-    );
-    // RFC 9110 §15.4.4: 303 turns the POST into a GET of the page the form was shown on.
-    this.send(res, 303, {
-      Location: returnLocation(req.url),
-      'Set-Cookie': cookie,
-      'Content-Length': '0',
-      'Cache-Control': 'no-store',
-    });
-  }
-
   /** The wrong-guess limit's key: the client (src/core/client-address.ts), its /64 for IPv6. */
   private clientKey(req: IncomingMessage): string {
     return limitKey(
@@ -828,6 +609,9 @@ class SiteRequestHandler {
     );
   }
 }
+
+/** Continuation of a request whose work answered by itself (the password form's submission). */
+function settled(): void {}
 
 /** A Cache-Control value for a private response: `public` becomes `private`, else `private` is added. */
 function privateCacheControl(headers: OutgoingHttpHeaders): string {

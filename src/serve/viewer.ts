@@ -1,9 +1,16 @@
 // Generated pages for sites without index.html (CONTRACT "Serving"): a viewer for a site of one file, a
-// directory listing with folder navigation otherwise. Every text from the site is escaped.
+// directory listing with folder navigation otherwise; which one a request gets (serveGeneratedPage), and
+// their title, description and Open Graph tags from the site's metadata. Every text from the site is
+// escaped.
 
 import { formatBytes } from '../core/format.js';
+import type { SiteMount } from '../core/hosts.js';
+import { html, raw, type SafeHtml } from '../shared/html.js';
+import { type ViewerKind, viewerKind } from '../shared/rules/media-types.js';
+import type { SiteState } from './catalog.js';
+import type { SiteRequestHead, SiteResponse } from './exchange.js';
 import type { FileEntry, VersionManifest } from './manifest.js';
-import { escapeHtml, htmlDocument } from './pages.js';
+import { htmlDocument } from './pages.js';
 
 /** What a page says about itself: `<title>`, description and Open Graph tags. */
 export interface PageMeta {
@@ -20,80 +27,45 @@ export function encodeSitePath(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/');
 }
 
-function metaTags(meta: PageMeta, type: string): string {
-  const tags = [
-    `<meta name="description" content="${escapeHtml(meta.description)}">`,
-    `<meta property="og:type" content="${type}">`,
-    `<meta property="og:title" content="${escapeHtml(meta.title)}">`,
-    `<meta property="og:description" content="${escapeHtml(meta.description)}">`,
-    `<meta property="og:url" content="${escapeHtml(meta.url)}">`,
-  ];
-  if (meta.image !== null) {
-    tags.push(`<meta property="og:image" content="${escapeHtml(meta.image)}">`);
-    tags.push('<meta name="twitter:card" content="summary_large_image">');
-  }
-  return `\n${tags.join('\n')}`;
+function metaTags(meta: PageMeta, type: string): SafeHtml {
+  const image =
+    meta.image !== null &&
+    html`
+<meta property="og:image" content="${meta.image}">
+<meta name="twitter:card" content="summary_large_image">`;
+  return html`
+<meta name="description" content="${meta.description}">
+<meta property="og:type" content="${type}">
+<meta property="og:title" content="${meta.title}">
+<meta property="og:description" content="${meta.description}">
+<meta property="og:url" content="${meta.url}">${image}`;
 }
 
-export type ViewerKind = 'image' | 'pdf' | 'video' | 'audio' | 'text' | 'download';
-
-/** How a file is shown, by its Content-Type. */
-export function viewerKind(contentType: string): ViewerKind {
-  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
-  if (type.startsWith('image/')) return 'image';
-  if (type === 'application/pdf') return 'pdf';
-  if (type.startsWith('video/')) return 'video';
-  if (type.startsWith('audio/')) return 'audio';
-  if (
-    type.startsWith('text/') ||
-    type === 'application/json' ||
-    type === 'application/xml' ||
-    type === 'application/javascript' ||
-    type.endsWith('+json') ||
-    type.endsWith('+xml')
-  ) {
-    return 'text';
-  }
-  return 'download';
-}
-
-const VIEWER_STYLE =
+const VIEWER_STYLE = raw(
   '<style>body>main{max-width:none;margin:0;padding:0;display:flex;flex-direction:column;min-height:100vh}' +
-  'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
-  'main header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
-  '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
-  '.stage img,.stage video{max-width:100%;max-height:85vh}.stage iframe{width:100%;height:85vh;border:0}</style>';
+    'header{padding:.75rem 1rem;border-bottom:1px solid #ddd;display:flex;gap:1rem;align-items:baseline}' +
+    'main header h1{margin:0;font-size:1.1rem;flex:1;overflow-wrap:anywhere}' +
+    '.stage{flex:1;display:flex;align-items:center;justify-content:center;background:#f6f6f6}' +
+    '.stage img,.stage video{max-width:100%;max-height:85vh}.stage iframe{width:100%;height:85vh;border:0}</style>',
+);
+
+/** How each kind of file is shown on the viewer's stage; `src` is the file's URL, `name` its path. */
+const STAGES: Record<ViewerKind, (src: string, name: string) => SafeHtml> = {
+  image: (src, name) => html`<img src="${src}" alt="${name}">`,
+  pdf: (src, name) => html`<iframe src="${src}" title="${name}"></iframe>`,
+  video: (src) => html`<video src="${src}" controls playsinline></video>`,
+  audio: (src) => html`<audio src="${src}" controls></audio>`,
+  text: (src, name) => html`<iframe src="${src}" title="${name}"></iframe>`,
+  download: (src, name) => html`<p><a href="${src}" download>Download ${name}</a></p>`,
+};
 
 /** The viewer page of a one-file site; `src` is the file's URL (path) on the site. */
 export function renderViewerPage(meta: PageMeta, file: FileEntry, src: string): string {
-  const name = file.path;
-  const url = escapeHtml(src);
-  const label = escapeHtml(name);
-  let stage: string;
-  switch (viewerKind(file.contentType)) {
-    case 'image':
-      stage = `<img src="${url}" alt="${label}">`;
-      break;
-    case 'pdf':
-      stage = `<iframe src="${url}" title="${label}"></iframe>`;
-      break;
-    case 'video':
-      stage = `<video src="${url}" controls playsinline></video>`;
-      break;
-    case 'audio':
-      stage = `<audio src="${url}" controls></audio>`;
-      break;
-    case 'text':
-      stage = `<iframe src="${url}" title="${label}"></iframe>`;
-      break;
-    default:
-      stage = `<p><a href="${url}" download>Download ${label}</a></p>`;
-  }
-  const body =
-    `<main><header><h1>${escapeHtml(meta.title)}</h1>` +
-    `<span>${escapeHtml(formatBytes(file.size))}</span> <a href="${url}">Open file</a></header>` +
-    `<div class="stage">${stage}</div></main>`;
-  return htmlDocument(meta.title, body, metaTags(meta, 'website') + VIEWER_STYLE);
+  const stage = STAGES[viewerKind(file.contentType)](src, file.path);
+  const size = html`<span>${formatBytes(file.size)}</span>`;
+  const header = html`<header><h1>${meta.title}</h1>${size} <a href="${src}">Open file</a></header>`;
+  const body = html`<main>${header}<div class="stage">${stage}</div></main>`;
+  return htmlDocument(meta.title, body, html`${metaTags(meta, 'website')}${VIEWER_STYLE}`);
 }
 
 /** One folder of a site: its direct subfolders and files. */
@@ -142,6 +114,8 @@ export function folderIndexOf(manifest: VersionManifest): FolderIndex {
   return index;
 }
 
+const LISTING_STYLE = raw('<style>ul.listing{list-style:none;padding:0}li{padding:.2rem 0}</style>');
+
 /** The directory listing of `folder` (`''` or `'a/b/'`); `base` is the mount's path prefix (`''` usually). */
 export function renderListingPage(
   meta: PageMeta,
@@ -149,35 +123,128 @@ export function renderListingPage(
   listing: FolderListing,
   base: string,
 ): string {
-  const crumbs = [`<a href="${escapeHtml(base)}/">${escapeHtml(meta.title)}</a>`];
+  const crumbs = [html`<a href="${base}/">${meta.title}</a>`];
   let href = `${base}/`;
   for (const part of folder.split('/').filter(Boolean)) {
     href += `${encodeURIComponent(part)}/`;
-    crumbs.push(`<a href="${escapeHtml(href)}">${escapeHtml(part)}</a>`);
+    crumbs.push(html` / <a href="${href}">${part}</a>`);
   }
-  const rows: string[] = [];
+  const rows: SafeHtml[] = [];
   if (folder !== '') {
     const parent = folder.slice(0, folder.slice(0, -1).lastIndexOf('/') + 1);
-    rows.push(`<li><a href="${escapeHtml(`${base}/${encodeSitePath(parent)}`)}">../</a></li>`);
+    rows.push(html`<li><a href="${`${base}/${encodeSitePath(parent)}`}">../</a></li>`);
   }
   for (const name of listing.folders) {
-    const link = `${base}/${encodeSitePath(folder + name)}/`;
-    rows.push(`<li class="folder"><a href="${escapeHtml(link)}">${escapeHtml(name)}/</a></li>`);
-  }
-  for (const file of listing.files) {
-    const name = file.path.slice(folder.length);
-    const link = `${base}/${encodeSitePath(file.path)}`;
     rows.push(
-      `<li class="file"><a href="${escapeHtml(link)}">${escapeHtml(name)}</a> ` +
-        `<small>${escapeHtml(formatBytes(file.size))}</small></li>`,
+      html`<li class="folder"><a href="${`${base}/${encodeSitePath(folder + name)}/`}">${name}/</a></li>`,
     );
   }
-  const body =
-    `<main><nav>${crumbs.join(' / ')}</nav><h1>Index of /${escapeHtml(folder)}</h1>` +
-    `<ul class="listing">${rows.join('')}</ul></main>`;
+  for (const file of listing.files) {
+    const link = html`<a href="${`${base}/${encodeSitePath(file.path)}`}">${file.path.slice(folder.length)}</a>`;
+    rows.push(html`<li class="file">${link} <small>${formatBytes(file.size)}</small></li>`);
+  }
+  const body = html`<main><nav>${crumbs}</nav><h1>Index of /${folder}</h1><ul class="listing">${rows}</ul></main>`;
   return htmlDocument(
     folder === '' ? meta.title : `${folder} — ${meta.title}`,
     body,
-    metaTags(meta, 'website') + '<style>ul.listing{list-style:none;padding:0}li{padding:.2rem 0}</style>',
+    html`${metaTags(meta, 'website')}${LISTING_STYLE}`,
   );
+}
+
+/** What a generated page reads of a request that landed in a site (the site server's SiteRequest). */
+export interface PageRequest {
+  readonly req: SiteRequestHead;
+  readonly res: SiteResponse;
+  readonly state: SiteState;
+  readonly manifest: VersionManifest;
+  readonly mount: SiteMount;
+  /** Path below the mount, still percent-encoded, without query. */
+  readonly sitePath: string;
+  /** `?...` of the request, or ''. */
+  readonly query: string;
+}
+
+/** How a generated page is answered: the site server's own sends (headers, HEAD, counting). */
+export interface PageResponder<R extends PageRequest> {
+  sendHtml(sr: R, html: string): void;
+  redirect(res: SiteResponse, status: number, location: string): void;
+}
+
+/** The origins a generated page names in its Open Graph URLs. */
+export interface PageOrigin {
+  readonly scheme: 'http' | 'https';
+  readonly siteDomain: string;
+}
+
+/**
+ * Answers with the viewer (a one-file site, at `/`) or a directory listing, for a site without index.html
+ * whose request found no file; false when neither applies (the caller answers 404).
+ */
+export function serveGeneratedPage<R extends PageRequest>(
+  out: PageResponder<R>,
+  origin: PageOrigin,
+  sr: R,
+  decoded: string,
+): boolean {
+  const { manifest } = sr;
+  if (decoded === '' && manifest.soleFile !== null) {
+    const file = manifest.soleFile;
+    const src = `${sr.mount.basePath}/${encodeSitePath(file.path)}`;
+    const meta = pageMeta(origin, sr, file.path, file.contentType.startsWith('image/') ? src : null);
+    out.sendHtml(sr, renderViewerPage(meta, file, src));
+    return true;
+  }
+  const index = folderIndexOf(manifest);
+  if (decoded === '' || decoded.endsWith('/')) {
+    const listing = index.get(decoded);
+    if (listing === undefined || manifest.files.has(`${decoded}index.html`)) return false;
+    out.sendHtml(
+      sr,
+      renderListingPage(
+        pageMeta(origin, sr, sr.state.record!.slug, null),
+        decoded,
+        listing,
+        sr.mount.basePath,
+      ),
+    );
+    return true;
+  }
+  if (index.has(`${decoded}/`)) {
+    // A folder named without its slash: list it under the slash URL so relative links work.
+    out.redirect(sr.res, 301, `${sr.mount.basePath}/${encodeSitePath(decoded)}/${sr.query}`);
+    return true;
+  }
+  return false;
+}
+
+/** Title, description and Open Graph URLs of a generated page, from the site's metadata. */
+function pageMeta(
+  origin: PageOrigin,
+  sr: PageRequest,
+  fallbackTitle: string,
+  fallbackImage: string | null,
+): PageMeta {
+  const record = sr.state.record!;
+  const base = originOf(origin, sr);
+  const title = record.title ?? fallbackTitle;
+  const description = record.description ?? `${title}, shared with Slipway.`;
+  const imagePath =
+    record.ogImagePath !== null
+      ? `${sr.mount.basePath}/${encodeSitePath(record.ogImagePath)}`
+      : fallbackImage;
+  return {
+    title,
+    description,
+    url: base + sr.mount.basePath + sr.sitePath,
+    image: imagePath === null ? null : base + imagePath,
+  };
+}
+
+/** `scheme://host[:port]` of the request (its Host resolved to this site, so it is one of its origins). */
+function originOf(origin: PageOrigin, sr: PageRequest): string {
+  const host = (sr.req.headers.host ?? '').toLowerCase();
+  const safe = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)
+    ? host
+    : `${sr.state.record!.slug}.${origin.siteDomain}`;
+  return `${origin.scheme}://${safe}`;
 }

@@ -7,7 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { ApiClient, ApiClientError } from '../../src/client/api.js';
-import { inlineFiles, type LocalFile, type PublishEvent, publishFiles } from '../../src/client/publish.js';
+import {
+  inlineFiles,
+  isExpiredAddress,
+  type LocalFile,
+  type PublishEvent,
+  publishFiles,
+} from '../../src/client/publish.js';
 import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { siteRequest } from '../serve/site-client.js';
 
@@ -96,6 +102,23 @@ describe('publishFiles', () => {
     const details = await client.getSite(out.slug);
     assert.equal(details.status, 'active');
     assert.equal(details.files.length, 6);
+  });
+
+  test("an expired address is recognised by the error body's reason field, not by the wording of its message", () => {
+    const reworded = new ApiClientError(403, {
+      error: 'This upload address is no longer valid.',
+      code: 'FORBIDDEN',
+      status: 403,
+      reason: 'expired',
+    });
+    assert.equal(isExpiredAddress(reworded), true);
+    const otherRefusal = new ApiClientError(403, {
+      error: 'The token has expired or was forged.',
+      code: 'FORBIDDEN',
+      status: 403,
+      reason: 'bad-token',
+    });
+    assert.equal(isExpiredAddress(otherRefusal), false);
   });
 
   test('an upload whose body fails mid-way is retried and the publish completes', async () => {

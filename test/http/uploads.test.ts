@@ -128,6 +128,26 @@ describe('PUT <upload url>', () => {
     await assertStillMissing(p.slug, p.versionId, 'a.txt');
   });
 
+  test('an expired upload address says so in a machine-readable field: 403 FORBIDDEN with reason "expired"', async () => {
+    const bytes = 'expired address, reason';
+    const p = await pending({ 'a.txt': bytes });
+    const u = p.entries.get('a.txt')!;
+    t.clock.advance(3600 * 1000 + 1000);
+    try {
+      const res = await putUpload(u.url, bytes, u.headers['Content-Type']);
+      assertError(res, 403, 'FORBIDDEN');
+      assert.equal((res.body as { reason?: unknown }).reason, 'expired');
+    } finally {
+      t.clock.advance(-(3600 * 1000 + 1000));
+    }
+    // A forged token is refused for another reason, which the client must not take for an expiry.
+    const forged = new URL(u.url);
+    forged.searchParams.set('token', 'x'.repeat(43));
+    const res = await putUpload(forged.toString(), bytes, u.headers['Content-Type']);
+    assertError(res, 403, 'FORBIDDEN');
+    assert.notEqual((res.body as { reason?: unknown }).reason, 'expired');
+  });
+
   test('PUT <upload url> just before its expiry still works', async () => {
     const p = await pending({ 'a.txt': 'late but in time' });
     const u = p.entries.get('a.txt')!;

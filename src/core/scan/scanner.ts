@@ -7,7 +7,7 @@ import { lintSource } from '@secretlint/core';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
-import { isTextualMediaType } from '../../shared/rules/content-type.js';
+import { isTextualMediaType } from '../../shared/rules/media-types.js';
 import {
   DETECTION_RULES,
   isPlaceholder,

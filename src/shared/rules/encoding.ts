@@ -1,4 +1,5 @@
-// Content-coding rules: pick br/gzip from Accept-Encoding (RFC 9110 §12.5.3) and say which types compress.
+// Content-coding rules: pick br/gzip from Accept-Encoding (RFC 9110 §12.5.3); which types compress is the
+// media-type table's (media-types.ts isCompressible).
 
 export type Encoding = 'br' | 'gzip';
 
@@ -80,62 +81,4 @@ function parseQValue(v: string): number {
     if (c0 === 0x31 ? c !== 0x30 : c < 0x30 || c > 0x39) return -1; // "1." allows only zeros
   }
   return Number(v);
-}
-
-// Compressible media types other than text/*. Essence (type/subtype), lower case.
-const COMPRESSIBLE = new Set([
-  'application/json',
-  'application/javascript',
-  'application/x-javascript',
-  'application/ecmascript',
-  'application/xml',
-  'application/wasm',
-  'application/manifest+json',
-  'application/ld+json',
-  'application/geo+json',
-  'application/rss+xml',
-  'application/atom+xml',
-  'application/xhtml+xml',
-  'application/x-ndjson',
-  'application/yaml',
-  'application/toml',
-  'application/x-sh',
-  'application/vnd.ms-fontobject',
-  'application/x-font-ttf',
-  'application/x-font-otf',
-  'application/x-font-truetype',
-  'application/x-font-opentype',
-  'image/svg+xml',
-  'font/ttf',
-  'font/otf',
-  'font/sfnt',
-  'font/collection',
-]);
-
-const compressibleCache = new Map<string, boolean>();
-const COMPRESSIBLE_CACHE_MAX = 512;
-
-/**
- * Whether a response of this Content-Type benefits from br/gzip: text/*, JSON/JS/XML (including any
- * `+json`/`+xml` structured-syntax suffix, RFC 6839), wasm, SVG and uncompressed font formats
- * (TTF/OTF/EOT). Not: raster images, WOFF/WOFF2 (already compressed), archives, PDF, audio, video.
- * Parameters (`; charset=...`) are ignored; the check is case-insensitive.
- */
-export function isCompressible(contentType: string): boolean {
-  const cached = compressibleCache.get(contentType);
-  if (cached !== undefined) return cached;
-  const result = computeCompressible(contentType);
-  if (compressibleCache.size >= COMPRESSIBLE_CACHE_MAX) compressibleCache.clear();
-  compressibleCache.set(contentType, result);
-  return result;
-}
-
-function computeCompressible(contentType: string): boolean {
-  const semi = contentType.indexOf(';');
-  const essence = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  if (essence.startsWith('text/')) return essence.length > 5;
-  if (COMPRESSIBLE.has(essence)) return true;
-  // Structured syntax suffixes (RFC 6839): application/vnd.api+json, application/soap+xml, ...
-  if (essence.startsWith('application/')) return essence.endsWith('+json') || essence.endsWith('+xml');
-  return false;
 }

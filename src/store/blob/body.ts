@@ -1,7 +1,15 @@
-// Helpers shared by blob stores: reading an upload body (a stream or async iterable of chunks) and
-// checking a requested byte range.
+// Helpers shared by blob stores: reading an upload body (a stream or async iterable of chunks) with its
+// count, hash and verification (written once for disk and S3), and checking a requested byte range.
 
-import type { GetOptions } from './types.js';
+import { createHash } from 'node:crypto';
+import {
+  assertSha256Hex,
+  BlobHashMismatchError,
+  BlobSizeMismatchError,
+  type GetOptions,
+  type PutOptions,
+  type PutResult,
+} from './types.js';
 
 /** A body chunk as bytes (strings as UTF-8). */
 export function toBytes(chunk: unknown): Uint8Array {
@@ -40,4 +48,45 @@ export function assertValidRange({ start, end }: GetOptions): void {
   }
   if (start !== undefined && end !== undefined && start > end)
     throw new RangeError(`Invalid range ${start}-${end}`);
+}
+
+/** Throws RangeError unless expectedSize is a non-negative integer; InvalidBlobHashError for a bad hash. */
+export function assertPutOptions({ expectedSize, expectedHash }: PutOptions): void {
+  if (!Number.isSafeInteger(expectedSize) || expectedSize < 0) {
+    throw new RangeError(`expectedSize must be a non-negative integer, got ${expectedSize}`);
+  }
+  if (expectedHash !== undefined) assertSha256Hex(expectedHash);
+}
+
+/**
+ * Reads `body` to its end, counting and hashing every chunk and handing it to `write` before the next one
+ * is pulled: nothing accumulates here, and a producer that reuses its buffer cannot make the stored bytes
+ * differ from the hash. Throws BlobSizeMismatchError as soon as the count passes expectedSize (reading
+ * stops) or when the body ends short, and BlobHashMismatchError when the bytes do not hash to
+ * expectedHash; the caller then keeps nothing. A client that disconnects fails the read (destroyOnAborted).
+ */
+export async function readVerified(
+  body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
+  { expectedSize, expectedHash }: PutOptions,
+  write: (chunk: Uint8Array) => unknown,
+): Promise<PutResult> {
+  const hasher = createHash('sha256');
+  let size = 0;
+  const stopWatchingAbort = destroyOnAborted(body);
+  try {
+    for await (const raw of body) {
+      const chunk = toBytes(raw);
+      size += chunk.byteLength;
+      if (size > expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
+      hasher.update(chunk);
+      await write(chunk);
+    }
+  } finally {
+    stopWatchingAbort();
+  }
+  if (size !== expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
+  const hash = hasher.digest('hex');
+  if (expectedHash !== undefined && hash !== expectedHash)
+    throw new BlobHashMismatchError(expectedHash, hash);
+  return { hash, size };
 }

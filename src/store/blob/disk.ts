@@ -1,6 +1,6 @@
 // Local-disk BlobStore: `<root>/blobs/ab/cd/<sha256>`, written via fsynced temp files and atomic commits.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import {
   access,
@@ -18,12 +18,10 @@ import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
-import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
+import { assertPutOptions, assertValidRange, readVerified } from './body.js';
 import {
   assertSha256Hex,
-  BlobHashMismatchError,
   BlobNotFoundError,
-  BlobSizeMismatchError,
   type BlobStat,
   type BlobStore,
   type GetOptions,
@@ -101,11 +99,7 @@ export class DiskBlobStore implements BlobStore {
     body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
     options: PutOptions,
   ): Promise<PutResult> {
-    const { expectedSize, expectedHash } = options;
-    if (!Number.isSafeInteger(expectedSize) || expectedSize < 0) {
-      throw new RangeError(`expectedSize must be a non-negative integer, got ${expectedSize}`);
-    }
-    if (expectedHash !== undefined) assertSha256Hex(expectedHash);
+    assertPutOptions(options);
     await this.ensureDirs();
 
     const tmpPath = join(this.tmpDir, `${randomBytes(TMP_NAME_RANDOM_BYTES).toString('hex')}.tmp`);
@@ -113,32 +107,15 @@ export class DiskBlobStore implements BlobStore {
     const fh = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
     let fhOpen = true;
     let tmpRemains = true;
-    const stopWatchingAbort = destroyOnAborted(body);
     try {
-      const hasher = createHash('sha256');
-      let size = 0;
-      // Each chunk is hashed and written before the next is pulled: nothing accumulates, and a producer
-      // that reuses its buffer cannot make the file differ from the hash.
-      for await (const raw of body) {
-        const chunk = toBytes(raw);
-        size += chunk.byteLength;
-        if (size > expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
-        hasher.update(chunk);
-        await writeAll(fh, chunk);
-      }
-      if (size !== expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
-      const hash = hasher.digest('hex');
-      if (expectedHash !== undefined && hash !== expectedHash) {
-        throw new BlobHashMismatchError(expectedHash, hash);
-      }
+      const put = await readVerified(body, options, (chunk) => writeAll(fh, chunk));
       await fh.sync();
       fhOpen = false;
       await fh.close();
-      await this.commit(tmpPath, hash);
+      await this.commit(tmpPath, put.hash);
       tmpRemains = false;
-      return { hash, size };
+      return put;
     } finally {
-      stopWatchingAbort();
       if (fhOpen) await fh.close().catch(() => {});
       if (tmpRemains) await rm(tmpPath, { force: true }).catch(() => {});
     }

@@ -31,31 +31,24 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
-  AbortMultipartUploadCommand,
-  type CompletedPart,
-  CompleteMultipartUploadCommand,
   CopyObjectCommand,
-  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   type GetObjectCommandOutput,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
-  PutObjectCommand,
   S3Client,
   type S3ClientConfig,
-  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { BlobConfig } from '../../config.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
-import { assertValidRange, destroyOnAborted, toBytes } from './body.js';
+import { assertPutOptions, assertValidRange, readVerified } from './body.js';
 import { STALE_TMP_AGE_MS } from './disk.js';
+import { ObjectWriter } from './s3-writer.js';
 import {
   assertSha256Hex,
-  BlobHashMismatchError,
   BlobNotFoundError,
-  BlobSizeMismatchError,
   type BlobStat,
   type BlobStore,
   type GetOptions,
@@ -95,7 +88,6 @@ const S3_RESPONSE_TIMEOUT_MS = 30_000;
 const TMP_NAME_RANDOM_BYTES = 16;
 /** S3's smallest allowed part (all but the last). */
 const MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
-const CONTENT_TYPE = 'application/octet-stream';
 const MAX_LIST_PAGE_SIZE = 1000;
 const BLOB_SUFFIX_RE = /^([0-9a-f]{2})\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
 const CONTENT_RANGE_RE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
@@ -223,16 +215,13 @@ export class S3BlobStore implements BlobStore {
     body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
     options: PutOptions,
   ): Promise<PutResult> {
+    assertPutOptions(options);
     const { expectedSize, expectedHash } = options;
-    if (!Number.isSafeInteger(expectedSize) || expectedSize < 0) {
-      throw new RangeError(`expectedSize must be a non-negative integer, got ${expectedSize}`);
-    }
     if (expectedSize > MAX_BLOB_BYTES) {
       throw new RangeError(
         `expectedSize ${expectedSize} exceeds the S3 store's limit of ${MAX_BLOB_BYTES} bytes`,
       );
     }
-    if (expectedHash !== undefined) assertSha256Hex(expectedHash);
 
     const multipart = expectedSize > this.partSizeBytes;
     // A multipart upload is named before its first part. With the hash known in advance that name is the
@@ -248,32 +237,15 @@ export class S3BlobStore implements BlobStore {
       queueSize: this.uploadQueueSize,
       checksumMode: this.checksumMode,
     });
-    const hasher = createHash('sha256');
     // A single-part body is sent with its MD5 (Content-MD5): the store refuses bytes that differ from it,
     // and its ETag (the MD5 of what it kept) confirms the stored bytes without another request.
     const md5 = multipart ? undefined : createHash('md5');
-    let size = 0;
-    const stopWatchingAbort = destroyOnAborted(body);
     try {
-      try {
-        for await (const raw of body) {
-          const chunk = toBytes(raw);
-          size += chunk.byteLength;
-          if (size > expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
-          // Hashed and copied into a part buffer before the next chunk is pulled: a producer that reuses its
-          // buffer cannot make the stored bytes differ from the hash.
-          hasher.update(chunk);
-          md5?.update(chunk);
-          await writer.write(chunk);
-        }
-        if (size !== expectedSize) throw new BlobSizeMismatchError(expectedSize, size);
-      } finally {
-        stopWatchingAbort();
-      }
-      const hash = hasher.digest('hex');
-      if (expectedHash !== undefined && hash !== expectedHash) {
-        throw new BlobHashMismatchError(expectedHash, hash);
-      }
+      // Each chunk is copied into a part buffer (and a full part sent) before the next one is read.
+      const { hash, size } = await readVerified(body, options, (chunk) => {
+        md5?.update(chunk);
+        return writer.write(chunk);
+      });
       const finalKey = this.objectKey(hash);
       if (md5 !== undefined) {
         // One PutObject straight to the hash key: the bytes are all in memory and hash to it.
@@ -441,231 +413,6 @@ export class S3BlobStore implements BlobStore {
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
-  }
-}
-
-interface WriterOptions {
-  partSizeBytes: number;
-  queueSize: number;
-  /** The client's requestChecksumCalculation: WHEN_SUPPORTED makes the SDK checksum every part (CRC32). */
-  checksumMode: 'WHEN_REQUIRED' | 'WHEN_SUPPORTED';
-}
-
-/**
- * Writes one object of a known size. A body of at most one part is buffered (exactly `totalSize` bytes) and
- * sent as a single PutObject by finishSingle(), under a key chosen then (the hash is known by that time);
- * a bigger one becomes a multipart upload to `key` whose parts are sent as they fill, at most `queueSize`
- * at once while the next one fills, from a pool of at most queueSize + 1 reused part buffers (no per-part
- * allocation: memory stays at the pool size however large the body). write() waits while the queue is
- * full, which is what slows the body down. The object only appears when a finish call completes it;
- * abort() discards everything. Bodies are always Buffers, so the SDK can retry a request and never frames
- * a body as aws-chunked.
- */
-class ObjectWriter {
-  private readonly partSize: number;
-  private readonly queueSize: number;
-  private readonly checksumMode: WriterOptions['checksumMode'];
-  private readonly multipart: boolean;
-  private readonly abortController = new AbortController();
-  /** Part buffers (each partSize bytes) not being filled or sent. */
-  private readonly pool: Buffer[] = [];
-  private buffersAllocated = 0;
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly parts: CompletedPart[] = [];
-  /** The buffer being filled and how many of its bytes the current part takes. */
-  private current: { buffer: Buffer; partBytes: number } | undefined;
-  private filled = 0;
-  /** Bytes handed to write() so far. */
-  private written = 0;
-  private nextPartNumber = 1;
-  private uploadId: Promise<string> | undefined;
-  private failure: { error: unknown } | undefined;
-
-  constructor(
-    private readonly client: S3Client,
-    private readonly bucket: string,
-    /** The multipart upload's object key (undefined for a single-part body). */
-    private readonly key: string | undefined,
-    private readonly totalSize: number,
-    options: WriterOptions,
-  ) {
-    this.partSize = options.partSizeBytes;
-    this.queueSize = options.queueSize;
-    this.checksumMode = options.checksumMode;
-    this.multipart = totalSize > this.partSize;
-    if (this.multipart !== (key !== undefined)) throw new Error('a multipart upload needs its key up front');
-  }
-
-  /** Copies `chunk` into part buffers, sending each part as it fills. */
-  async write(chunk: Uint8Array): Promise<void> {
-    if (this.written + chunk.byteLength > this.totalSize) {
-      throw new RangeError(`write past the declared size of ${this.totalSize} bytes`);
-    }
-    let offset = 0;
-    while (offset < chunk.byteLength) {
-      this.throwIfFailed();
-      this.current ??= await this.takeBuffer();
-      const { buffer, partBytes } = this.current;
-      const n = Math.min(partBytes - this.filled, chunk.byteLength - offset);
-      buffer.set(chunk.subarray(offset, offset + n), this.filled);
-      this.filled += n;
-      offset += n;
-      this.written += n;
-      if (this.multipart && this.filled === partBytes) await this.sendPart();
-    }
-  }
-
-  /** Sends a single-part body as one PutObject to `key` with its Content-MD5; returns the ETag. */
-  async finishSingle(key: string, contentMd5: string): Promise<string | undefined> {
-    this.assertComplete();
-    if (this.multipart) throw new Error('finishSingle() on a multipart body');
-    const body = this.current?.buffer ?? Buffer.alloc(0);
-    const res = await this.client.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentLength: body.length,
-        ContentMD5: contentMd5,
-        ContentType: CONTENT_TYPE,
-      }),
-      { abortSignal: this.abortController.signal },
-    );
-    return res.ETag;
-  }
-
-  /** Completes the multipart upload: after write() was given exactly totalSize bytes. */
-  async finish(): Promise<void> {
-    this.assertComplete();
-    if (!this.multipart) throw new Error('finish() on a single-part body');
-    const abortSignal = this.abortController.signal;
-    await Promise.all(this.inFlight);
-    this.throwIfFailed();
-    const uploadId = await this.ensureUpload();
-    const parts = [...this.parts].sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
-    await this.client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: this.bucket,
-        Key: this.key,
-        UploadId: uploadId,
-        MultipartUpload: { Parts: parts },
-      }),
-      { abortSignal },
-    );
-    this.uploadId = undefined; // completed: nothing left to abort
-  }
-
-  private assertComplete(): void {
-    this.throwIfFailed();
-    if (this.written !== this.totalSize) {
-      throw new Error(`finish after ${this.written} of ${this.totalSize} bytes`);
-    }
-  }
-
-  /** Stops in-flight requests and aborts the multipart upload, if any. Never throws. */
-  async abort(): Promise<void> {
-    this.abortController.abort();
-    await Promise.allSettled(this.inFlight);
-    const uploadId = this.uploadId;
-    this.uploadId = undefined;
-    this.current = undefined;
-    this.pool.length = 0;
-    if (uploadId === undefined) return;
-    try {
-      await this.client.send(
-        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key!, UploadId: await uploadId }),
-      );
-    } catch {
-      // Best effort (s3rver does not implement it): a bucket lifecycle rule reaps incomplete uploads.
-    }
-  }
-
-  /** A buffer for the next part; waits for an in-flight part when all queueSize + 1 are taken. */
-  private async takeBuffer(): Promise<{ buffer: Buffer; partBytes: number }> {
-    this.filled = 0;
-    const remaining = this.totalSize - this.written;
-    if (!this.multipart) return { buffer: Buffer.allocUnsafe(remaining), partBytes: remaining };
-    const partBytes = Math.min(this.partSize, remaining);
-    for (;;) {
-      this.throwIfFailed();
-      const free = this.pool.pop();
-      if (free !== undefined) return { buffer: free, partBytes };
-      if (this.buffersAllocated < this.queueSize + 1) {
-        this.buffersAllocated++;
-        return { buffer: Buffer.allocUnsafeSlow(this.partSize), partBytes };
-      }
-      await Promise.race(this.inFlight);
-    }
-  }
-
-  /** Starts sending the full current part, first waiting until fewer than queueSize are in flight. */
-  private async sendPart(): Promise<void> {
-    while (this.inFlight.size >= this.queueSize) {
-      await Promise.race(this.inFlight);
-      this.throwIfFailed();
-    }
-    const current = this.current;
-    if (current === undefined) return;
-    this.current = undefined;
-    const { buffer } = current;
-    const body = buffer.subarray(0, current.partBytes);
-    const partNumber = this.nextPartNumber++;
-    const sending: Promise<void> = (async () => {
-      const uploadId = await this.ensureUpload();
-      const res = await this.client.send(
-        new UploadPartCommand({
-          Bucket: this.bucket,
-          Key: this.key,
-          UploadId: uploadId,
-          PartNumber: partNumber,
-          Body: body,
-          ContentLength: body.length,
-        }),
-        { abortSignal: this.abortController.signal },
-      );
-      if (!res.ETag) throw new Error(`S3 returned no ETag for part ${partNumber} of ${this.key}`);
-      this.parts.push({
-        PartNumber: partNumber,
-        ETag: res.ETag,
-        // Set only in WHEN_SUPPORTED mode; CompleteMultipartUpload must then repeat them.
-        ...(res.ChecksumCRC32 !== undefined && { ChecksumCRC32: res.ChecksumCRC32 }),
-        ...(res.ChecksumCRC32C !== undefined && { ChecksumCRC32C: res.ChecksumCRC32C }),
-        ...(res.ChecksumSHA1 !== undefined && { ChecksumSHA1: res.ChecksumSHA1 }),
-        ...(res.ChecksumSHA256 !== undefined && { ChecksumSHA256: res.ChecksumSHA256 }),
-      });
-      // The request is over (response received): the buffer can take another part.
-      this.pool.push(buffer);
-    })()
-      .catch((error: unknown) => {
-        this.failure ??= { error };
-      })
-      .finally(() => {
-        this.inFlight.delete(sending);
-      });
-    this.inFlight.add(sending);
-  }
-
-  private ensureUpload(): Promise<string> {
-    this.uploadId ??= this.client
-      .send(
-        new CreateMultipartUploadCommand({
-          Bucket: this.bucket,
-          Key: this.key,
-          ContentType: CONTENT_TYPE,
-          // As lib-storage does: parts checksummed by the SDK need an upload created for that algorithm.
-          ...(this.checksumMode === 'WHEN_SUPPORTED' && { ChecksumAlgorithm: 'CRC32' as const }),
-        }),
-        { abortSignal: this.abortController.signal },
-      )
-      .then((res) => {
-        if (!res.UploadId) throw new Error(`S3 returned no UploadId for ${this.key}`);
-        return res.UploadId;
-      });
-    return this.uploadId;
-  }
-
-  private throwIfFailed(): void {
-    if (this.failure !== undefined) throw this.failure.error;
   }
 }
 

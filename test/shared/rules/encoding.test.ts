@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Encoding, isCompressible, pickEncoding } from '../../../src/shared/rules/encoding.js';
+import { type Encoding, pickEncoding } from '../../../src/shared/rules/encoding.js';
+import { isCompressible } from '../../../src/shared/rules/media-types.js';
 
 const pickCases: Array<[name: string, header: string | undefined, expected: Encoding | null]> = [
   ['absent header sends identity', undefined, null],
