@@ -4,6 +4,8 @@
 
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import type { ProxyHostInfo } from '../api/proxy-hosts.js';
+import type { Removed, Stored } from '../api/variables.js';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
@@ -18,18 +20,12 @@ import { ownedSite } from './publish.js';
 
 export const MAX_PROXY_HOSTS_PER_SITE = 50;
 /** RFC 1035 §2.3.4: 253 characters in text form, 63 per label. */
-const MAX_HOSTNAME_CHARS = 253;
+export const MAX_HOSTNAME_CHARS = 253;
 const LABEL_RE = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 export interface ProxyHostDeps {
   db: Db;
   clock: { now(): number };
-}
-
-export interface ProxyHostInfo {
-  hostname: string;
-  createdAt: string;
-  updatedAt: string;
 }
 
 /**
@@ -83,7 +79,7 @@ export async function putProxyHosts(
   account: AccountRow,
   slug: string,
   hosts: unknown,
-): Promise<{ ok: true; stored: string[] }> {
+): Promise<Stored> {
   await ownedSite(deps, account, slug);
   if (!Array.isArray(hosts))
     throw invalid('hosts must be an array of hostnames.', { hint: '{"hosts": ["api.stripe.com"]}' });
@@ -123,7 +119,7 @@ export async function deleteProxyHost(
   account: AccountRow,
   slug: string,
   hostname: string,
-): Promise<{ ok: true; deleted: string }> {
+): Promise<Removed> {
   await ownedSite(deps, account, slug);
   const result = normalizeHostname(hostname);
   const canonical = 'hostname' in result ? result.hostname : hostname;
