@@ -54,7 +54,9 @@ interface Import {
 /** Every relative import and re-export of a module's text. */
 function importsOf(text: string): Import[] {
   const found: Import[] = [];
-  for (const m of text.matchAll(/\b(?:import|export)\s+(type\s+)?(?:([\w$*{}\s,]+?)\s+from\s+)?'(\.{1,2}\/[^']+)'/g)) {
+  for (const m of text.matchAll(
+    /\b(?:import|export)\s+(type\s+)?(?:([\w$*{}\s,]+?)\s+from\s+)?'(\.{1,2}\/[^']+)'/g,
+  )) {
     const clause = m[2] ?? '';
     const braces = /\{([^}]*)\}/.exec(clause);
     const named = (braces?.[1] ?? '')
