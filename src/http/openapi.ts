@@ -67,9 +67,9 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
       const ex = docs.examples(c);
       const out: Schema = { ...(schema as Schema) };
       if (docs.rawBody) {
-        const raw =
-          ex.request === undefined ? docs.rawBody.schema : withExample(docs.rawBody.schema, ex.request);
-        out.body = { content: { [docs.rawBody.mediaType]: { schema: raw } } };
+        const { mediaType, schema: raw } = docs.rawBody;
+        out.body = ex.request === undefined ? raw : withExample(raw, ex.request);
+        out.consumes = [mediaType];
       } else if (out.body !== undefined && ex.request !== undefined) {
         out.body = withExample(out.body, ex.request);
       }
