@@ -63,7 +63,7 @@ export interface OperationDocs {
 export interface Operation {
   method: HTTPMethods;
   url: string;
-  schema: FastifySchema & { tags: string[]; summary: string; security?: typeof SECURITY; hide?: boolean };
+  schema: FastifySchema & { tags: string[]; summary: string; security?: typeof SECURITY };
   config: { api: OperationDocs };
 }
 
