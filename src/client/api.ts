@@ -1,6 +1,32 @@
 // A typed client of Slipway's public HTTP API (spec, CONTRACT). The CLI and the MCP server are thin
 // shells over it (DESIGN 18); it imports nothing from the service (core, http, serve, store), so it can
-// ship as its own package.
+// ship as its own package. Its request and answer types are the API's own (src/api/), imported as types
+// only: they vanish at build, so the client carries no service code.
+
+import type { Account } from '../api/account.js';
+import type { RequestCodeReply, VerifyCodeReply } from '../api/auth.js';
+import type { Checkout, Portal } from '../api/billing.js';
+import type { DomainAdded, DomainDeleted, DomainList, DomainVerification } from '../api/domains.js';
+import type { HandleInfo, HandleReleased, HandleSet } from '../api/handle.js';
+import type { Link, LinkBody, LinkDeleted, LinkList } from '../api/links.js';
+import type { ProxyHostList } from '../api/proxy-hosts.js';
+import type {
+  Claimed,
+  Deleted,
+  Duplicated,
+  FinalizeReply,
+  ManifestEntry,
+  MetadataBody,
+  PublishReply,
+  Restored,
+  SiteDetails,
+  SiteList,
+  UploadEntry,
+  Version,
+  Viewer,
+} from '../api/sites.js';
+import type { UploadResult } from '../api/uploads.js';
+import type { Removed, Stored, VariableList, VariablesBody } from '../api/variables.js';
 
 export interface ClientOptions {
   /** The service's base URL (`--server`, SLIPWAY_URL; default http://localhost:8080). */
@@ -36,147 +62,7 @@ export class NetworkError extends Error {
   }
 }
 
-export interface ManifestFile {
-  path: string;
-  size: number;
-  contentType: string;
-  hash?: string;
-}
-
-export interface UploadEntry {
-  path: string;
-  method: 'PUT';
-  url: string;
-  headers: { 'Content-Type': string };
-}
-
-export interface PublishResponse {
-  slug: string;
-  siteUrl: string;
-  upload: {
-    versionId: string;
-    uploads: UploadEntry[];
-    skipped: Array<{ path: string; reason: string }>;
-    finalizeUrl: string;
-    expiresInSeconds: number;
-  };
-  claimToken?: string;
-  claimUrl?: string;
-  expiresAt?: string;
-  anonymous?: boolean;
-  warning?: string;
-}
-
-/** The answer of an upload address (CONTRACT "Uploads"): `stored` false when the bytes were already there. */
-export interface UploadResult {
-  path: string;
-  size: number;
-  hash: string;
-  stored: boolean;
-}
-
-export interface FinalizeResponse {
-  slug: string;
-  siteUrl: string;
-  versionId: string;
-  status: 'active';
-  warnings?: string[];
-}
-
 type Json = Record<string, unknown>;
-
-// Answers of the calls below, as the spec gives them. Each keeps an index signature: the service may add
-// fields, and a caller that reads one the type does not name still compiles.
-
-/** GET /api/v1/account. */
-export type Account = {
-  email: string;
-  plan: string;
-  handle: string | null;
-  usage: {
-    sites: { used: number; limit: number | string };
-    storage: { used: string; usedBytes: number; limit: string; limitBytes: number };
-  };
-  limits: { maxFileSize: string; maxFileSizeBytes: number; maxSites: number | string; maxStorage: string };
-  createdAt: string;
-  [field: string]: unknown;
-};
-
-/** GET /api/v1/publish/:slug. */
-export type SiteDetails = {
-  slug: string;
-  siteUrl: string;
-  status: string;
-  versionId: string | null;
-  title: string | null;
-  description: string | null;
-  ogImagePath: string | null;
-  hasPassword: boolean;
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string | null;
-  files: Array<{ path: string; size: number; contentType: string; hash: string }>;
-  [field: string]: unknown;
-};
-
-/** An entry of GET /api/v1/publishes. */
-export type SiteSummary = {
-  slug: string;
-  siteUrl: string;
-  status: string;
-  title: string | null;
-  fileCount: number;
-  totalSize: number;
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string | null;
-  [field: string]: unknown;
-};
-
-export type SiteList = {
-  sites: SiteSummary[];
-  total: number;
-  nextCursor?: string | null;
-  [field: string]: unknown;
-};
-
-/** An entry of GET /api/v1/publish/:slug/versions (finalized versions, newest first). */
-export type VersionSummary = {
-  versionId: string;
-  createdAt: string;
-  finalizedAt: string | null;
-  fileCount: number;
-  totalSize: number;
-  current: boolean;
-  [field: string]: unknown;
-};
-
-export type DnsRecord = { type: string; name: string; value: string; note?: string };
-
-/** An entry of GET /api/v1/domains. */
-export type DomainSummary = {
-  domain: string;
-  status: string;
-  sslStatus: string;
-  isApex: boolean;
-  verificationTxtName: string;
-  verificationTxtValue: string;
-  createdAt: string;
-  verifiedAt: string | null;
-  [field: string]: unknown;
-};
-
-/** An entry of GET /api/v1/links (CONTRACT "Links"). */
-export type Link = {
-  id: string;
-  slug: string;
-  handle?: string;
-  domain?: string;
-  location: string;
-  url: string;
-  createdAt: string;
-  [field: string]: unknown;
-};
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -252,32 +138,28 @@ export class ApiClient {
 
   // ---- sign-in and account ------------------------------------------------------------------
   requestCode(email: string) {
-    return this.call('POST', '/api/auth/agent/request-code', { email });
+    return this.call<RequestCodeReply>('POST', '/api/auth/agent/request-code', { email });
   }
   verifyCode(email: string, code: string) {
-    return this.call<{ apiKey: string; email: string; plan: string; isNewUser: boolean }>(
-      'POST',
-      '/api/auth/agent/verify-code',
-      { email, code },
-    );
+    return this.call<VerifyCodeReply>('POST', '/api/auth/agent/verify-code', { email, code });
   }
   account() {
     return this.call<Account>('GET', '/api/v1/account');
   }
 
   // ---- sites -------------------------------------------------------------------------------
-  createSite(files: ManifestFile[], viewer?: Json) {
-    return this.call<PublishResponse>('POST', '/api/v1/publish', { files, ...(viewer ? { viewer } : {}) });
+  createSite(files: ManifestEntry[], viewer?: Viewer) {
+    return this.call<PublishReply>('POST', '/api/v1/publish', { files, ...(viewer ? { viewer } : {}) });
   }
   updateSite(
     slug: string,
-    files: ManifestFile[],
-    options: { baseVersionId?: string | null; viewer?: Json } = {},
+    files: ManifestEntry[],
+    options: { baseVersionId?: string | null; viewer?: Viewer } = {},
   ) {
-    return this.call<PublishResponse>('PUT', `/api/v1/publish/${enc(slug)}`, { files, ...options });
+    return this.call<PublishReply>('PUT', `/api/v1/publish/${enc(slug)}`, { files, ...options });
   }
   finalize(slug: string, versionId: string) {
-    return this.call<FinalizeResponse>('POST', `/api/v1/publish/${enc(slug)}/finalize`, { versionId });
+    return this.call<FinalizeReply>('POST', `/api/v1/publish/${enc(slug)}/finalize`, { versionId });
   }
   getSite(slug: string) {
     return this.call<SiteDetails>('GET', `/api/v1/publish/${enc(slug)}`);
@@ -289,105 +171,86 @@ export class ApiClient {
     return this.call<SiteList>('GET', `/api/v1/publishes${q.size > 0 ? `?${q}` : ''}`);
   }
   deleteSite(slug: string) {
-    return this.call('DELETE', `/api/v1/publish/${enc(slug)}`);
+    return this.call<Deleted>('DELETE', `/api/v1/publish/${enc(slug)}`);
   }
   duplicateSite(slug: string) {
-    return this.call('POST', `/api/v1/publish/${enc(slug)}/duplicate`);
+    return this.call<Duplicated>('POST', `/api/v1/publish/${enc(slug)}/duplicate`);
   }
   claimSite(slug: string, claimToken: string) {
-    return this.call('POST', `/api/v1/publish/${enc(slug)}/claim`, { claimToken });
+    return this.call<Claimed>('POST', `/api/v1/publish/${enc(slug)}/claim`, { claimToken });
   }
-  setMetadata(slug: string, patch: Json) {
-    return this.call('PATCH', `/api/v1/publish/${enc(slug)}/metadata`, patch);
+  setMetadata(slug: string, patch: MetadataBody) {
+    return this.call<{ slug: string; updated: true }>(
+      'PATCH',
+      `/api/v1/publish/${enc(slug)}/metadata`,
+      patch,
+    );
   }
   versions(slug: string) {
-    return this.call<{ versions: VersionSummary[] }>('GET', `/api/v1/publish/${enc(slug)}/versions`);
+    return this.call<{ versions: Version[] }>('GET', `/api/v1/publish/${enc(slug)}/versions`);
   }
   restoreVersion(slug: string, versionId: string) {
-    return this.call<{ slug: string; siteUrl: string; versionId: string; status: string }>(
-      'POST',
-      `/api/v1/publish/${enc(slug)}/versions/${enc(versionId)}/restore`,
-    );
+    return this.call<Restored>('POST', `/api/v1/publish/${enc(slug)}/versions/${enc(versionId)}/restore`);
   }
 
   // ---- variables, proxy hosts --------------------------------------------------------------
   listVariables(slug: string) {
-    return this.call<{ variables: Array<{ name: string; createdAt: string; updatedAt: string }> }>(
-      'GET',
-      `/api/v1/publish/${enc(slug)}/variables`,
-    );
+    return this.call<VariableList>('GET', `/api/v1/publish/${enc(slug)}/variables`);
   }
-  setVariables(slug: string, values: Record<string, string>) {
-    return this.call('PUT', `/api/v1/publish/${enc(slug)}/variables`, values);
+  setVariables(slug: string, values: VariablesBody) {
+    return this.call<Stored>('PUT', `/api/v1/publish/${enc(slug)}/variables`, values);
   }
   deleteVariable(slug: string, name: string) {
-    return this.call('DELETE', `/api/v1/publish/${enc(slug)}/variables/${enc(name)}`);
+    return this.call<Removed>('DELETE', `/api/v1/publish/${enc(slug)}/variables/${enc(name)}`);
   }
   listProxyHosts(slug: string) {
-    return this.call<{ hosts: Array<{ hostname: string; createdAt: string; updatedAt: string }> }>(
-      'GET',
-      `/api/v1/publish/${enc(slug)}/proxy-hosts`,
-    );
+    return this.call<ProxyHostList>('GET', `/api/v1/publish/${enc(slug)}/proxy-hosts`);
   }
   setProxyHosts(slug: string, hosts: string[]) {
-    return this.call('PUT', `/api/v1/publish/${enc(slug)}/proxy-hosts`, { hosts });
+    return this.call<Stored>('PUT', `/api/v1/publish/${enc(slug)}/proxy-hosts`, { hosts });
   }
   deleteProxyHost(slug: string, hostname: string) {
-    return this.call('DELETE', `/api/v1/publish/${enc(slug)}/proxy-hosts/${enc(hostname)}`);
+    return this.call<Removed>('DELETE', `/api/v1/publish/${enc(slug)}/proxy-hosts/${enc(hostname)}`);
   }
 
   // ---- handle, domains, links --------------------------------------------------------------
   getHandle() {
-    return this.call<{ handle: string | null; url: string | null }>('GET', '/api/v1/handle');
+    return this.call<HandleInfo>('GET', '/api/v1/handle');
   }
   setHandle(handle: string) {
-    return this.call('PUT', '/api/v1/handle', { handle });
+    return this.call<HandleSet>('PUT', '/api/v1/handle', { handle });
   }
   deleteHandle() {
-    return this.call('DELETE', '/api/v1/handle');
+    return this.call<HandleReleased>('DELETE', '/api/v1/handle');
   }
   addDomain(domain: string) {
-    return this.call<{
-      domain: string;
-      status: string;
-      dns: { instructions: string; records: DnsRecord[] };
-      message: string;
-    }>('POST', '/api/v1/domains', { domain });
+    return this.call<DomainAdded>('POST', '/api/v1/domains', { domain });
   }
   verifyDomain(domain: string) {
-    return this.call<{ domain: string; status: string; verified: boolean; message: string }>(
-      'POST',
-      `/api/v1/domains/${enc(domain)}/verify`,
-    );
+    return this.call<DomainVerification>('POST', `/api/v1/domains/${enc(domain)}/verify`);
   }
   listDomains() {
-    return this.call<{ domains: DomainSummary[]; total: number }>('GET', '/api/v1/domains');
+    return this.call<DomainList>('GET', '/api/v1/domains');
   }
   deleteDomain(domain: string) {
-    return this.call('DELETE', `/api/v1/domains/${enc(domain)}`);
+    return this.call<DomainDeleted>('DELETE', `/api/v1/domains/${enc(domain)}`);
   }
   listLinks() {
-    return this.call<{ links: Link[] }>('GET', '/api/v1/links');
+    return this.call<LinkList>('GET', '/api/v1/links');
   }
-  createLink(link: { slug: string; domain?: string; location?: string }) {
+  createLink(link: LinkBody) {
     return this.call<Link>('POST', '/api/v1/links', link);
   }
   deleteLink(id: string) {
-    return this.call('DELETE', `/api/v1/links/${enc(id)}`);
+    return this.call<LinkDeleted>('DELETE', `/api/v1/links/${enc(id)}`);
   }
 
   // ---- billing -----------------------------------------------------------------------------
   checkout() {
-    return this.call<{ subscriptionId: string; paymentKeyId: string; shortUrl: string; checkoutUrl: string }>(
-      'POST',
-      '/api/billing/checkout',
-    );
+    return this.call<Checkout>('POST', '/api/billing/checkout');
   }
   portal() {
-    return this.call<{ portalUrl: string; status: string; currentEnd: string | null }>(
-      'POST',
-      '/api/billing/portal',
-    );
+    return this.call<Portal>('POST', '/api/billing/portal');
   }
 }
 

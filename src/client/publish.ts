@@ -11,13 +11,8 @@ import { basename, join } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import mime from 'mime-types';
 import pLimit from 'p-limit';
-import {
-  type ApiClient,
-  ApiClientError,
-  NetworkError,
-  type PublishResponse,
-  type UploadEntry,
-} from './api.js';
+import type { PublishReply, UploadEntry } from '../api/sites.js';
+import { type ApiClient, ApiClientError, NetworkError } from './api.js';
 
 /** A file to publish: its manifest entry and a way to read its bytes (again, for a retry). */
 export interface LocalFile {
@@ -256,7 +251,7 @@ export async function publishFiles(
         }),
       (attempt, reason) => emit({ kind: 'retry', path: '', attempt, reason: `update: ${reason}` }),
     );
-  let answer: PublishResponse;
+  let answer: PublishReply;
   let baseVersionId = options.baseVersionId;
   if (options.slug !== undefined) {
     answer = await update(options.slug, baseVersionId);

@@ -10,6 +10,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { Checkout, Portal } from '../api/billing.js';
 import type { Clock } from '../shared/clock.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
@@ -71,22 +72,15 @@ const providerFailure = (err: unknown) =>
     { cause: err },
   );
 
-export interface CheckoutResult {
-  subscriptionId: string;
-  paymentKeyId: string;
-  shortUrl: string;
-  checkoutUrl: string;
-}
-
 /** POST /api/billing/checkout. */
-export async function checkout(deps: BillingDeps, account: AccountRow): Promise<CheckoutResult> {
+export async function checkout(deps: BillingDeps, account: AccountRow): Promise<Checkout> {
   const now = deps.clock.now();
   if (effectivePlan(account, now) === 'hobby') {
     throw invalid('This account is already on the Hobby plan.', {
       hint: 'POST /api/billing/portal manages it.',
     });
   }
-  const result = (id: string, shortUrl: string): CheckoutResult => ({
+  const result = (id: string, shortUrl: string): Checkout => ({
     subscriptionId: id,
     paymentKeyId: deps.payments.keyId,
     shortUrl,
@@ -141,10 +135,7 @@ async function portalSubscription(
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** POST /api/billing/portal. */
-export async function portal(
-  deps: BillingDeps,
-  account: AccountRow,
-): Promise<{ portalUrl: string; status: string; currentEnd: string | null }> {
+export async function portal(deps: BillingDeps, account: AccountRow): Promise<Portal> {
   const sub = await portalSubscription(deps, account.id);
   if (!sub) {
     throw invalid('This account has no subscription to manage.', {

@@ -9,6 +9,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { parse as parseDomain } from 'tldts';
+import type {
+  DnsRecord,
+  Domain,
+  DomainAdded,
+  DomainDeleted,
+  DomainList,
+  DomainVerification,
+} from '../api/domains.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
@@ -49,24 +57,6 @@ export interface DomainDeps {
  */
 export type SslStatus = 'pending' | 'provisioning' | 'active';
 
-export interface DomainView {
-  domain: string;
-  status: 'pending' | 'active';
-  sslStatus: SslStatus;
-  isApex: boolean;
-  verificationTxtName: string;
-  verificationTxtValue: string;
-  createdAt: string;
-  verifiedAt: string | null;
-}
-
-export interface DnsRecord {
-  type: 'CNAME' | 'TXT';
-  name: string;
-  value: string;
-  note: string;
-}
-
 /** A registrable domain by the ICANN section of the Public Suffix List (`example.com`, `example.co.uk`). */
 export function isApexDomain(domain: string): boolean {
   const parsed = parseDomain(domain, { allowPrivateDomains: false });
@@ -99,7 +89,7 @@ function sslStatusOf(row: DomainRow): SslStatus {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function domainView(row: DomainRow): DomainView {
+export function domainView(row: DomainRow): Domain {
   return {
     domain: row.domain,
     status: row.status,
@@ -133,7 +123,7 @@ function dnsRecords(config: DomainDeps['config'], row: DomainRow): DnsRecord[] {
 }
 
 /** POST /api/v1/domains. */
-export async function addDomain(deps: DomainDeps, account: AccountRow, input: unknown) {
+export async function addDomain(deps: DomainDeps, account: AccountRow, input: unknown): Promise<DomainAdded> {
   const domain = normalizeDomain(input, deps.config);
   const limit = planLimits(account.plan, deps.config.planOverrides).maxCustomDomains;
   const owned = await accountDomains(deps.db.kysely, account.id);
@@ -262,7 +252,11 @@ async function dnsProblems(deps: DomainDeps, row: DomainRow): Promise<string[]> 
  * POST /api/v1/domains/:domain/verify: 200, `verified` says how it went; 404 (saying so) when another
  * account verified the domain first, which removes this account's pending entry.
  */
-export async function verifyDomain(deps: DomainDeps, account: AccountRow, input: string) {
+export async function verifyDomain(
+  deps: DomainDeps,
+  account: AccountRow,
+  input: string,
+): Promise<DomainVerification> {
   const row = await ownedDomain(deps, account, input);
   if (row.status === 'active') {
     return {
@@ -331,13 +325,17 @@ async function releaseDomain(deps: DomainDeps, row: DomainRow): Promise<void> {
 }
 
 /** GET /api/v1/domains. */
-export async function listDomains(deps: DomainDeps, account: AccountRow) {
+export async function listDomains(deps: DomainDeps, account: AccountRow): Promise<DomainList> {
   const rows = await accountDomains(deps.db.kysely, account.id);
   return { domains: rows.map(domainView), total: rows.length };
 }
 
 /** DELETE /api/v1/domains/:domain: the domain and its links, at once on every node. */
-export async function deleteDomain(deps: DomainDeps, account: AccountRow, input: string) {
+export async function deleteDomain(
+  deps: DomainDeps,
+  account: AccountRow,
+  input: string,
+): Promise<DomainDeleted> {
   const row = await ownedDomain(deps, account, input);
   await releaseDomain(deps, row);
   return { domain: row.domain, deleted: true as const };

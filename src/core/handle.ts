@@ -2,6 +2,7 @@
 // Hobby only. Handles and slugs share the `*.SITE_DOMAIN` namespace: a handle never equals a live or
 // retired slug, and new slugs never equal a handle (publish.ts draws again).
 
+import type { HandleInfo, HandleReleased, HandleSet } from '../api/handle.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
@@ -15,6 +16,8 @@ import { isValidSlug } from './slug.js';
 
 export const HANDLE_MIN_CHARS = 3;
 export const HANDLE_MAX_CHARS = 30;
+/** Lowercase letters, digits and hyphens, not at either end (a DNS label's characters, RFC 1035 §2.3.1). */
+export const HANDLE_PATTERN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 /** Names no one may take: service hosts and words people would mistake for the service's own pages. */
 const RESERVED = new Set([
@@ -60,12 +63,12 @@ export function handleProblem(
   return null;
 }
 
-export async function getHandle(deps: HandleDeps, account: AccountRow) {
+export async function getHandle(deps: HandleDeps, account: AccountRow): Promise<HandleInfo> {
   return { handle: account.handle, url: account.handle ? handleUrl(deps.config, account.handle) : null };
 }
 
 /** PUT /api/v1/handle: claims `handle`, releasing the previous one at once. */
-export async function putHandle(deps: HandleDeps, account: AccountRow, handle: unknown) {
+export async function putHandle(deps: HandleDeps, account: AccountRow, handle: unknown): Promise<HandleSet> {
   if (!planLimits(account.plan, deps.config.planOverrides).handles) {
     throw new ApiError('PLAN_LIMIT', 'Handles are part of the Hobby plan.', {
       hint: 'Upgrade with POST /api/billing/checkout.',
@@ -100,7 +103,7 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
 }
 
 /** DELETE /api/v1/handle: releases it and removes its links. */
-export async function deleteHandle(deps: HandleDeps, account: AccountRow) {
+export async function deleteHandle(deps: HandleDeps, account: AccountRow): Promise<HandleReleased> {
   if (!account.handle) throw notFound('This account has no handle.');
   const old = account.handle;
   await deps.db.transaction(async (trx) => {

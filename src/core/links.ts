@@ -4,6 +4,7 @@
 // with it.
 
 import { randomBytes } from 'node:crypto';
+import type { Link, LinkDeleted, LinkList } from '../api/links.js';
 import type { ChangeBus } from '../shared/events.js';
 import type { Db } from '../store/db/db.js';
 import { isUniqueViolation } from '../store/db/db.js';
@@ -31,16 +32,6 @@ export interface LinkDeps {
   changes: ChangeBus;
 }
 
-export interface LinkView {
-  id: string;
-  slug: string;
-  handle?: string;
-  domain?: string;
-  location: string;
-  url: string;
-  createdAt: string;
-}
-
 /** `/`, `/docs`, `/docs/` -> `/`, `/docs`; a 400 naming the problem otherwise. */
 export function normalizeLocation(input: unknown): string {
   if (input === undefined || input === null) return '/';
@@ -65,7 +56,7 @@ function hostOf(deps: LinkDeps, account: AccountRow, row: LinkRow): string | nul
   return account.handle ? labelHost(deps.config, account.handle) : null;
 }
 
-export function linkView(deps: LinkDeps, account: AccountRow, row: LinkRow): LinkView {
+export function linkView(deps: LinkDeps, account: AccountRow, row: LinkRow): Link {
   const path = row.location === '/' ? '/' : `${row.location}/`;
   const isHandle = row.domain === HANDLE_TARGET;
   const url = isHandle ? labelUrl(deps.config, account.handle ?? '', path) : domainUrl(row.domain, path);
@@ -80,7 +71,7 @@ export function linkView(deps: LinkDeps, account: AccountRow, row: LinkRow): Lin
 }
 
 /** POST /api/v1/links. */
-export async function createLink(deps: LinkDeps, account: AccountRow, body: unknown): Promise<LinkView> {
+export async function createLink(deps: LinkDeps, account: AccountRow, body: unknown): Promise<Link> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalid('The body must be {"slug", "domain"?, "location"?}.');
   }
@@ -127,12 +118,12 @@ export async function createLink(deps: LinkDeps, account: AccountRow, body: unkn
 }
 
 /** GET /api/v1/links. */
-export async function listLinks(deps: LinkDeps, account: AccountRow) {
+export async function listLinks(deps: LinkDeps, account: AccountRow): Promise<LinkList> {
   return { links: (await accountLinks(deps.db.kysely, account.id)).map((r) => linkView(deps, account, r)) };
 }
 
 /** DELETE /api/v1/links/:id. */
-export async function deleteLink(deps: LinkDeps, account: AccountRow, id: string) {
+export async function deleteLink(deps: LinkDeps, account: AccountRow, id: string): Promise<LinkDeleted> {
   const [row] = await deleteLinksWhere(deps.db.kysely, { id, accountId: account.id });
   if (!row) throw notFound(`Link "${id.slice(0, 100)}" not found`);
   const host = hostOf(deps, account, row);

@@ -2,6 +2,8 @@
 // exact hostnames the site proxy may reach for a site. Stored in the one hostname form
 // (core/hosts.ts normalizeHostname: lowercase, IDN as punycode; no wildcard, scheme, port, path or IP literal).
 
+import type { ProxyHostInfo } from '../api/proxy-hosts.js';
+import type { Removed, Stored } from '../api/variables.js';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
@@ -20,12 +22,6 @@ export const MAX_PROXY_HOSTS_PER_SITE = 50;
 export interface ProxyHostDeps {
   db: Db;
   clock: { now(): number };
-}
-
-export interface ProxyHostInfo {
-  hostname: string;
-  createdAt: string;
-  updatedAt: string;
 }
 
 const info = (row: ProxyHostRow): ProxyHostInfo => ({
@@ -50,7 +46,7 @@ export async function putProxyHosts(
   account: AccountRow,
   slug: string,
   hosts: unknown,
-): Promise<{ ok: true; stored: string[] }> {
+): Promise<Stored> {
   await ownedSite(deps, account, slug);
   if (!Array.isArray(hosts))
     throw invalid('hosts must be an array of hostnames.', { hint: '{"hosts": ["api.stripe.com"]}' });
@@ -90,7 +86,7 @@ export async function deleteProxyHost(
   account: AccountRow,
   slug: string,
   hostname: string,
-): Promise<{ ok: true; deleted: string }> {
+): Promise<Removed> {
   await ownedSite(deps, account, slug);
   const result = normalizeHostname(hostname);
   const canonical = 'hostname' in result ? result.hostname : hostname;

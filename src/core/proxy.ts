@@ -23,7 +23,7 @@ import { variableValues } from './variables.js';
 export const PROXY_MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 export const PROXY_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 export const PROXY_TIMEOUT_MS = 30_000;
-const MAX_HEADERS = 50;
+export const MAX_PROXY_HEADERS = 50;
 
 export interface ProxyDeps {
   db: Db;
@@ -148,7 +148,9 @@ const droppedResponseHeader = (lower: string) =>
   RESPONSE_HEADER_PREFIXES_DROPPED.some((prefix) => lower.startsWith(prefix));
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PLACEHOLDER_RE = /\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*\}\}/g;
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** The methods a proxy call may use (any case). */
+export const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const METHODS = new Set<string>(PROXY_METHODS);
 
 interface ProxyCall {
   url: URL;
@@ -181,7 +183,7 @@ function parseCall(input: unknown): ProxyCall {
     throw invalid('headers must be an object of header names to string values.');
   }
   const entries = Object.entries(headers as Record<string, unknown>);
-  if (entries.length > MAX_HEADERS) throw invalid(`At most ${MAX_HEADERS} headers.`);
+  if (entries.length > MAX_PROXY_HEADERS) throw invalid(`At most ${MAX_PROXY_HEADERS} headers.`);
   const out: Record<string, string> = {};
   for (const [name, value] of entries) {
     if (!TOKEN_RE.test(name))

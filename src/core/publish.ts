@@ -1,6 +1,7 @@
 // The publish lifecycle (spec "Sites", CONTRACT "Uploads" and "Versions"): a manifest creates a pending
 // version with one-time upload addresses; finalize makes it current in one transaction.
 
+import type { FinalizeReply, UploadEntry, UploadPlan } from '../api/sites.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import type { ChangeBus } from '../shared/events.js';
@@ -72,21 +73,6 @@ export type FinalizeCheck = (input: {
   versionId: string;
   files: VersionFileRow[];
 }) => Promise<void>;
-
-export interface UploadEntry {
-  path: string;
-  method: 'PUT';
-  url: string;
-  headers: { 'Content-Type': string };
-}
-
-export interface UploadPlan {
-  versionId: string;
-  uploads: UploadEntry[];
-  skipped: Array<{ path: string; reason: 'hash_match' }>;
-  finalizeUrl: string;
-  expiresInSeconds: number;
-}
 
 export interface PublishResult {
   slug: string;
@@ -339,22 +325,13 @@ export async function updateSite(
   });
 }
 
-export interface FinalizeResult {
-  slug: string;
-  siteUrl: string;
-  versionId: string;
-  status: 'active';
-  /** Bad lines of `_redirects`/`_headers` (the lines are skipped, the publish goes on). */
-  warnings: string[];
-}
-
 /** POST /api/v1/publish/:slug/finalize. */
 export async function finalizeSite(
   deps: PublishDeps,
   account: AccountRow | null,
   slug: string,
   versionId: unknown,
-): Promise<FinalizeResult> {
+): Promise<FinalizeReply> {
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
   if (site.owner_id !== null && site.owner_id !== account?.id) {
@@ -364,7 +341,7 @@ export async function finalizeSite(
     throw invalid('versionId is required (the upload.versionId of the publish response).');
   }
   const now = deps.clock.now();
-  const result = (warnings: string[]): FinalizeResult => ({
+  const result = (warnings: string[]): FinalizeReply => ({
     slug,
     siteUrl: siteUrlOf(deps.config, slug),
     versionId,

@@ -1,6 +1,15 @@
 // Managing owned sites (spec "Sites", CONTRACT "Versions"): details, list, delete, duplicate, claim,
 // metadata and version restore. Every lookup is by owner: another account's site is a 404.
 
+import type {
+  Claimed,
+  Duplicated,
+  Restored,
+  SiteDetails,
+  SiteList,
+  SiteStatus,
+  Version,
+} from '../api/sites.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
 import {
@@ -36,29 +45,12 @@ import {
 import { newId, safeEqual } from './secrets.js';
 import { generateSlug, isValidSlug } from './slug.js';
 
-export type SiteStatus = 'active' | 'pending' | 'expired';
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** active: live and unexpired; pending: never finalized; expired: past expiresAt. */
 export function siteStatus(site: SiteRow, now: number): SiteStatus {
   if (site.expires_at !== null && site.expires_at <= now) return 'expired';
   return site.current_version_id === null ? 'pending' : 'active';
-}
-
-export interface SiteDetails {
-  slug: string;
-  siteUrl: string;
-  status: SiteStatus;
-  versionId: string | null;
-  title: string | null;
-  description: string | null;
-  ogImagePath: string | null;
-  hasPassword: boolean;
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string | null;
-  files: Array<{ path: string; size: number; contentType: string; hash: string | null }>;
 }
 
 /** The version a client sees: the current one, else the pending one (spec: "current or pending"). */
@@ -97,22 +89,6 @@ export async function siteDetails(
 }
 
 export const MAX_LIST_LIMIT = 500;
-
-export interface SiteList {
-  sites: Array<{
-    slug: string;
-    siteUrl: string;
-    status: SiteStatus;
-    title: string | null;
-    fileCount: number;
-    totalSize: number;
-    createdAt: string;
-    updatedAt: string;
-    expiresAt: string | null;
-  }>;
-  total: number;
-  nextCursor: string | null;
-}
 
 function decodeCursor(cursor: string): { createdAt: number; slug: string } {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
@@ -167,7 +143,7 @@ export async function duplicateSite(
   deps: PublishDeps,
   account: AccountRow,
   sourceSlug: string,
-): Promise<{ slug: string; siteUrl: string; versionId: string; copiedFrom: string; status: 'active' }> {
+): Promise<Duplicated> {
   const source = await ownedSite(deps, account, sourceSlug);
   if (!source.current_version_id)
     throw invalid(`Site "${sourceSlug}" has no published version to duplicate yet`);
@@ -256,7 +232,7 @@ export async function claimSite(
   account: AccountRow,
   slug: string,
   claimToken: string,
-): Promise<{ slug: string; siteUrl: string; owner: string; message: string }> {
+): Promise<Claimed> {
   const site = await claimableSite(deps, slug, claimToken);
   const now = deps.clock.now();
   await checkSiteLimit(deps, account);
@@ -312,21 +288,8 @@ export async function updateMetadata(
   deps.changes.publish({ kind: 'site', slug });
 }
 
-export interface VersionView {
-  versionId: string;
-  createdAt: string;
-  finalizedAt: string | null;
-  fileCount: number;
-  totalSize: number;
-  current: boolean;
-}
-
 /** GET .../versions: finalized versions, newest first. */
-export async function listVersions(
-  deps: PublishDeps,
-  account: AccountRow,
-  slug: string,
-): Promise<VersionView[]> {
+export async function listVersions(deps: PublishDeps, account: AccountRow, slug: string): Promise<Version[]> {
   const site = await ownedSite(deps, account, slug);
   const versions = await finalizedVersions(deps.db.kysely, slug);
   return versions.map((v) => ({
@@ -345,7 +308,7 @@ export async function restoreVersion(
   account: AccountRow,
   slug: string,
   versionId: string,
-): Promise<{ slug: string; siteUrl: string; versionId: string; status: SiteStatus }> {
+): Promise<Restored> {
   const site = await ownedSite(deps, account, slug);
   const version = await findVersion(deps.db.kysely, versionId);
   if (!version || version.site_slug !== slug || version.status !== 'finalized') {

@@ -266,6 +266,9 @@ export const SLUG_NOUNS: readonly string[] = [
   'zephyr',
 ];
 
+/** A slug is one DNS label of `<slug>.<site domain>` (RFC 1035 §2.3.4: at most 63 characters). */
+export const MAX_SLUG_CHARS = 63;
+
 /** Lowercase letters and digits without the look-alikes i, l, o, 0 and 1: 31 symbols. */
 export const SLUG_SUFFIX_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 export const SLUG_SUFFIX_LENGTH = 6;

@@ -1,6 +1,7 @@
 // Receiving one file's bytes at its upload address (CONTRACT "Uploads"): token, expiry, content type,
 // exact length and hash are checked while the bytes stream into the content-addressed blob store.
 
+import type { UploadResult } from '../api/uploads.js';
 import type { Clock } from '../shared/clock.js';
 import { BlobHashMismatchError, BlobSizeMismatchError, type BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
@@ -31,14 +32,6 @@ export interface UploadRequest {
   /** Content-Length header, if the body is not chunked. */
   contentLength: string | undefined;
   body: NodeJS.ReadableStream;
-}
-
-export interface UploadResult {
-  path: string;
-  size: number;
-  hash: string;
-  /** False when the same bytes were already stored for this file (a harmless retry). */
-  stored: boolean;
 }
 
 /** `type/subtype; a=b` compared without case or spacing differences. */

@@ -4,6 +4,7 @@
 // another site or name does not decrypt. Values are never returned by the API; only the proxy reads them.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { Removed, Stored, VariableInfo } from '../api/variables.js';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { lockSite } from '../store/db/tables/site.js';
@@ -20,7 +21,8 @@ import { sha256Hex } from './secrets.js';
 export const MAX_VARIABLES_PER_SITE = 100;
 export const MAX_VARIABLE_NAME_CHARS = 64;
 export const MAX_VARIABLE_VALUE_BYTES = 8 * 1024;
-const NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
+/** A letter, then letters, digits and underscores (usable as an environment variable's name). */
+export const VARIABLE_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -29,12 +31,6 @@ export interface VariableDeps {
   clock: { now(): number };
   /** AES-256-GCM key (ServerKeys.variables). */
   variablesKey: Buffer;
-}
-
-export interface VariableInfo {
-  name: string;
-  createdAt: string;
-  updatedAt: string;
 }
 
 /** Names the key a value was encrypted with (a fingerprint, not the key), so keys can be rotated. */
@@ -69,7 +65,7 @@ export function variableNameProblem(name: string): string | null {
   if (name.length === 0) return 'a variable name is empty';
   if (name.length > MAX_VARIABLE_NAME_CHARS)
     return `variable name "${name.slice(0, MAX_VARIABLE_NAME_CHARS)}..." is longer than ${MAX_VARIABLE_NAME_CHARS} characters`;
-  if (!NAME_RE.test(name))
+  if (!VARIABLE_NAME_PATTERN.test(name))
     return `variable name ${JSON.stringify(name)} must start with a letter and contain only letters, digits and underscores`;
   return null;
 }
@@ -99,7 +95,7 @@ export async function putVariables(
   account: AccountRow,
   slug: string,
   body: unknown,
-): Promise<{ ok: true; stored: string[] }> {
+): Promise<Stored> {
   await ownedSite(deps, account, slug);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalid('The body must be a JSON object mapping variable names to secret values.', {
@@ -154,7 +150,7 @@ export async function deleteVariable(
   account: AccountRow,
   slug: string,
   name: string,
-): Promise<{ ok: true; deleted: string }> {
+): Promise<Removed> {
   await ownedSite(deps, account, slug);
   if (!(await deleteSiteVariable(deps.db.kysely, slug, name))) {
     throw notFound(`Site "${slug}" has no variable ${JSON.stringify(name)}.`);

@@ -12,6 +12,7 @@ import { LogThrottle } from '../shared/log-throttle.js';
 import { isUnstorableText } from '../store/db/db.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
 import { sendPage } from './pages/page.js';
+import { validationMessage } from './validation.js';
 
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -21,13 +22,13 @@ const outageLog = new LogThrottle(10_000);
 /** Longest path parameter the router accepts (a domain is at most 253 characters, a file path 500). */
 export const MAX_PARAM_LENGTH = 1024;
 
-/** Maps anything thrown by a handler, hook or the framework to an ApiError. */
-export function toApiError(err: FastifyError | ApiError | Error): ApiError {
+/** Maps anything thrown by a handler, hook or the framework (while serving `req`) to an ApiError. */
+export function toApiError(err: FastifyError | ApiError | Error, req: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof BodyTooSlowError) return bodyTooSlow(err);
   const e = err as FastifyError;
   if (e.validation) {
-    return invalid(`Invalid request: ${e.message}`, {
+    return invalid(`Invalid request: ${validationMessage(e, req)}.`, {
       hint: 'See /api/openapi.json for the expected shape.',
     });
   }
@@ -161,7 +162,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * as one warning.
  */
 function logged(req: FastifyRequest, err: FastifyError | ApiError | Error): ApiError {
-  const apiError = toApiError(err);
+  const apiError = toApiError(err, req);
   if (apiError.code === 'SERVICE_UNAVAILABLE') {
     // Every request of an outage lands here: a warning once per interval, an info line (no stack) each.
     const cause = String(((apiError.cause ?? err) as { message?: unknown }).message);

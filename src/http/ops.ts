@@ -1,8 +1,8 @@
 // Operational endpoints on the BASE_URL host: liveness, readiness, Prometheus metrics, OpenAPI.
 
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
-import { Type } from 'typebox';
+import * as api from '../api/ops.js';
 import type { Metrics } from './metrics.js';
 
 /** What readiness checks: the database and the blob store answer. */
@@ -17,68 +17,34 @@ export interface OpsDeps extends HealthDeps {
   metrics: Metrics;
 }
 
-export function opsRoutes(deps: OpsDeps): FastifyPluginAsync {
+const answered = (check: PromiseSettledResult<unknown>) =>
+  check.status === 'fulfilled' ? ('ok' as const) : ('unreachable' as const);
+
+export function opsRoutes(deps: OpsDeps): FastifyPluginAsyncTypebox {
   const { metrics } = deps;
   return async (app) => {
-    app.get(
-      '/healthz',
-      {
-        schema: {
-          tags: ['ops'],
-          summary: 'Liveness: the process answers',
-          response: { 200: Type.Object({ ok: Type.Literal(true) }) },
-        },
-      },
-      async () => ({ ok: true as const }),
-    );
+    app.route({ ...api.healthz, handler: async () => ({ ok: true as const }) });
 
-    const Readiness = Type.Object({
-      ok: Type.Boolean(),
-      database: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]),
-      storage: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]),
-    });
-    app.get(
-      '/readyz',
-      {
-        schema: {
-          tags: ['ops'],
-          summary: 'Readiness: 200 when the database and the file storage answer, 503 otherwise',
-          response: { 200: Readiness, 503: Readiness },
-        },
-      },
-      async (_req, reply) => {
-        const checks = await Promise.allSettled([deps.db.ping(), deps.blobs.ping()]);
-        const [database, storage] = checks.map((c) => (c.status === 'fulfilled' ? 'ok' : 'unreachable'));
+    app.route({
+      ...api.readyz,
+      handler: async (_req, reply) => {
+        const [db, blobs] = await Promise.allSettled([deps.db.ping(), deps.blobs.ping()]);
+        const database = answered(db);
+        const storage = answered(blobs);
         const ready = database === 'ok' && storage === 'ok';
         if (!ready) deps.logger.warn({ database, storage }, 'not ready');
         return reply.code(ready ? 200 : 503).send({ ok: ready, database, storage });
       },
-    );
+    });
 
-    app.get(
-      '/metrics',
-      {
-        schema: {
-          tags: ['ops'],
-          summary: 'Prometheus metrics (text exposition format)',
-          response: {
-            200: {
-              description: 'Prometheus text format 0.0.4',
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            },
-          },
-        },
-      },
-      async (_req, reply) => {
+    app.route({
+      ...api.metrics,
+      handler: async (_req, reply) => {
         reply.type(metrics.registry.contentType);
         return metrics.registry.metrics();
       },
-    );
+    });
 
-    app.get(
-      '/api/openapi.json',
-      { schema: { tags: ['ops'], summary: 'This document (OpenAPI 3.0), rendered at /docs' } },
-      async () => app.swagger(),
-    );
+    app.route({ ...api.openApiDocument, handler: async () => app.swagger() });
   };
 }

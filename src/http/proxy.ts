@@ -4,11 +4,11 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { SlugParams } from '../api/common.js';
+import * as api from '../api/proxy.js';
 import { checkProxyCaller, forwardProxyCall, type ProxyCaller, type ProxyDeps } from '../core/proxy.js';
 import { JSON_BODY_LIMIT_BYTES, parseJsonBody } from './json.js';
 
-const SlugParams = Type.Object({ slug: Type.String({ maxLength: 63 }) });
 const PREFLIGHT_MAX_AGE_S = 600;
 
 /**
@@ -89,27 +89,14 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
       },
     );
 
-    app.post(
-      '/api/v1/proxy/:slug',
-      {
-        schema: {
-          tags: ['proxy'],
-          summary:
-            'Call an allowlisted HTTPS API from a page of the site, {{VARIABLE}} placeholders filled server side',
-          params: SlugParams,
-          // Checked in core after the caller checks (the preParsing hook above).
-          body: Type.Unknown({
-            description:
-              '{url: "https://...", method?: "GET", headers?: {name: value}, body?: string}; values may hold {{NAME}}',
-          }),
-          // No response schema: the answer is the upstream's own body (errors have the spec's body).
-        },
-      },
-      async (req, reply) => {
+    // The body is checked after the caller checks (the preParsing hook above).
+    app.route({
+      ...api.proxyCall,
+      handler: async (req, reply) => {
         const res = await forwardProxyCall(deps, req.params.slug, req.body);
         return reply.code(res.status).headers(res.headers).send(res.body);
       },
-    );
+    });
   };
 }
 

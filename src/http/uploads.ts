@@ -2,12 +2,11 @@
 // but each client may have only so many under way, and every body arrives under the pace rule).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import * as api from '../api/uploads.js';
 import { limitKey } from '../core/client-address.js';
 import { ApiError } from '../core/errors.js';
 import { receiveUpload, type UploadDeps } from '../core/upload.js';
 import { UPLOAD_PATH_PREFIX } from '../core/upload-token.js';
-import { ErrorBody } from './schemas.js';
 
 /** Retry-After of a refusal for too many uploads at once: one of them is likely done by then. */
 const UPLOADS_BUSY_RETRY_AFTER_S = 5;
@@ -23,30 +22,9 @@ export function uploadRoutes(deps: UploadDeps & { uploadsPerClient: number }): F
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
 
-    app.put(
-      `${UPLOAD_PATH_PREFIX}*`,
-      {
-        schema: {
-          tags: ['sites'],
-          summary: 'Upload one file to its one-time address (token-gated, no API key)',
-          querystring: Type.Object({
-            token: Type.Optional(Type.String()),
-            ct: Type.Optional(Type.String()),
-            exp: Type.Optional(Type.String()),
-          }),
-          response: {
-            200: Type.Object({
-              path: Type.String(),
-              size: Type.Number(),
-              hash: Type.String(),
-              stored: Type.Boolean(),
-            }),
-            '4xx': ErrorBody,
-            '5xx': ErrorBody,
-          },
-        },
-      },
-      async (req) => {
+    app.route({
+      ...api.uploadFile,
+      handler: async (req) => {
         const client = limitKey(req.clientAddress);
         const count = underWay.get(client) ?? 0;
         if (count >= uploadsPerClient) {
@@ -72,6 +50,6 @@ export function uploadRoutes(deps: UploadDeps & { uploadsPerClient: number }): F
           else underWay.set(client, left);
         }
       },
-    );
+    });
   };
 }

@@ -139,6 +139,53 @@ describe('the OpenAPI document', () => {
     assert.ok(checked >= 100, `only ${checked} JSON answer examples`);
   });
 
+  test('every JSON request body is a schema the service holds requests to (documented = validated)', async () => {
+    // A body the document refuses is refused by the service, before anything else looks at it (no key,
+    // no such site): the schema shown is the one the route validates with. The proxy checks its caller
+    // first (and is off here); raw bodies (uploads, the provider callback) are bytes, not JSON.
+    const schemaOf = (op: Operation) => op.requestBody?.content['application/json']?.schema;
+    /** A value the property's schema refuses: `true`, unless it takes booleans. */
+    const wrong = (property: Record<string, unknown> = {}) => {
+      const branches = (property.anyOf ?? [property]) as Array<{ type?: string }>;
+      return branches.some((b) => b.type === 'boolean') ? 'x' : true;
+    };
+    let checked = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const schema = schemaOf(op) as
+          | {
+              required?: string[];
+              properties?: Record<string, Record<string, unknown>>;
+              propertyNames?: unknown;
+            }
+          | undefined;
+        if (!schema || path.startsWith('/api/v1/proxy/') || path === '/api/billing/webhook') continue;
+        const example = op.requestBody!.content['application/json']!.example as Record<string, unknown>;
+        const bad: Array<[Record<string, unknown>, string]> = schema.propertyNames
+          ? [[{ '0 not a name': 'x' }, '0 not a name']]
+          : (schema.required ?? Object.keys(schema.properties ?? {}).slice(0, 1)).map((name) => [
+              { ...example, [name]: wrong(schema.properties?.[name]) },
+              name,
+            ]);
+        assert.ok(bad.length > 0, `${method} ${path}: its body has no required field to break`);
+        for (const [body, field] of bad) {
+          const res = await t.api(path.replace(/\{[^}]+\}/g, 'no-such-thing'), {
+            method: method.toUpperCase(),
+            body,
+          });
+          assert.equal(res.status, 400, `${method} ${path} with ${JSON.stringify(body)}: ${res.text}`);
+          assert.equal(res.body.code, 'INVALID_REQUEST');
+          assert.ok(
+            res.body.error.includes(field),
+            `${method} ${path}: "${res.body.error}" names no ${field}`,
+          );
+          checked++;
+        }
+      }
+    }
+    assert.ok(checked >= 13, `only ${checked} bodies checked`);
+  });
+
   test("error examples are the spec's error body with a catalogue code and a status in their range", () => {
     for (const { id, op } of operations()) {
       for (const range of ['4XX', '5XX'] as const) {

@@ -1,11 +1,12 @@
 // `slipway domains add | verify | list | delete`: custom domains and the DNS records they need.
 
 import type { Command } from 'commander';
-import type { DnsRecord } from '../../client/api.js';
+import type { DnsRecord } from '../../api/domains.js';
 import { formatDate, type Output } from '../output.js';
 import { action } from '../session.js';
 
-function recordsTable(out: Output, records: DnsRecord[]): void {
+/** The records to create; a record rebuilt from the domain list has no note. */
+function recordsTable(out: Output, records: Array<Omit<DnsRecord, 'note'> & { note?: string }>): void {
   out.table(
     ['TYPE', 'NAME', 'VALUE'],
     records.map((r) => [r.type, r.name, r.value]),

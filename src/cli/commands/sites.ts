@@ -1,7 +1,7 @@
 // `slipway list | info | delete | duplicate | claim | meta | versions | rollback`: managing sites.
 
 import type { Command } from 'commander';
-import type { SiteSummary } from '../../client/api.js';
+import type { SiteSummary } from '../../api/sites.js';
 import { serverId } from '../credentials.js';
 import { formatBytes, formatDate, UserError } from '../output.js';
 import { ask, confirm, interactive, readStdin } from '../prompt.js';
