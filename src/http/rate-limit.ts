@@ -69,6 +69,13 @@ export function registerRateLimit(app: FastifyInstance, deps: RateLimitDeps): vo
 
   app.addHook('onRequest', (req, reply) => limitRequest(deps, req, reply));
 
+  // An operation that needs a key (its schema's `security`) answers 401 to a caller without one before its
+  // body is validated: who is asking comes first, and a client without a key learns that, not a field.
+  app.addHook('preValidation', async (req) => {
+    const schema = req.routeOptions.schema as { security?: unknown[] } | undefined;
+    if (schema?.security?.length && !req.account) throw unauthorized();
+  });
+
   // Error replies may have been reset by the framework; put the window headers back on every answer.
   app.addHook('onSend', (req, reply, payload, done) => {
     const d = req.rate;

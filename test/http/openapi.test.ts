@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { Ajv, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import { ERROR_STATUS } from '../../src/core/errors.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** The spec's endpoints, then those CONTRACT.md adds (versions, links, uploads, callbacks, operations). */
 const OPERATIONS = [
@@ -140,9 +140,10 @@ describe('the OpenAPI document', () => {
   });
 
   test('every JSON request body is a schema the service holds requests to (documented = validated)', async () => {
-    // A body the document refuses is refused by the service, before anything else looks at it (no key,
-    // no such site): the schema shown is the one the route validates with. The proxy checks its caller
-    // first (and is off here); raw bodies (uploads, the provider callback) are bytes, not JSON.
+    // A body the document refuses is refused by the service before anything but the key looks at it (no
+    // such site): the schema shown is the one the route validates with. The proxy checks its caller first
+    // (and is off here); raw bodies (uploads, the provider callback) are bytes, not JSON.
+    const key = await signIn(t, 'documented-bodies@example.com');
     const schemaOf = (op: Operation) => op.requestBody?.content['application/json']?.schema;
     /** A value the property's schema refuses: `true`, unless it takes booleans. */
     const wrong = (property: Record<string, unknown> = {}) => {
@@ -171,6 +172,7 @@ describe('the OpenAPI document', () => {
         for (const [body, field] of bad) {
           const res = await t.api(path.replace(/\{[^}]+\}/g, 'no-such-thing'), {
             method: method.toUpperCase(),
+            key,
             body,
           });
           assert.equal(res.status, 400, `${method} ${path} with ${JSON.stringify(body)}: ${res.text}`);

@@ -4,11 +4,13 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
+let key: string;
 before(async () => {
   t = await startTestApp();
+  key = await signIn(t, 'validation@example.com');
 });
 after(async () => {
   await t?.close();
@@ -16,7 +18,7 @@ after(async () => {
 
 /** The refusal of a request, checked to be the spec's 400 body; its message. */
 async function refusal(path: string, method: string, body?: unknown): Promise<string> {
-  const res = await t.api(path, { method, ...(body === undefined ? {} : { body }) });
+  const res = await t.api(path, { method, key, ...(body === undefined ? {} : { body }) });
   assert.equal(res.status, 400, res.text);
   assert.equal(res.body.code, 'INVALID_REQUEST');
   assert.equal(res.body.status, 400);
@@ -25,6 +27,19 @@ async function refusal(path: string, method: string, body?: unknown): Promise<st
 }
 
 describe('a request that does not fit its schema', () => {
+  test('without a key, to an operation that needs one, is answered 401 before its body is looked at', async () => {
+    for (const [method, path, body] of [
+      ['POST', '/api/v1/domains', undefined],
+      ['PUT', '/api/v1/handle', { handle: 'ab' }],
+      ['PUT', '/api/v1/publish/some-site/variables', {}],
+      ['POST', '/api/v1/links', { slug: 42 }],
+    ] as const) {
+      const res = await t.api(path, { method, ...(body === undefined ? {} : { body }) });
+      assert.equal(res.status, 401, `${method} ${path}: ${res.text}`);
+      assert.equal(res.body.code, 'UNAUTHORIZED');
+    }
+  });
+
   test('is refused with a sentence naming the field and what is wrong', async () => {
     const cases: Array<[string, string, unknown, string]> = [
       ['PUT', '/api/v1/handle', { handle: 'ab' }, 'handle must have 3 to 30 characters; it has 2.'],
