@@ -65,6 +65,36 @@ import type { Clock } from './shared/clock.js';
 /** The policy of the BASE_URL host's answers that are not pages: nothing may load, run or frame them. */
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
+/**
+ * The authority a request is for: the Host field, or the target's own for an absolute-form target, which
+ * an origin server must use instead (RFC 9112 §3.2.2). The site fast path never sees that form.
+ */
+export function targetAuthority(req: IncomingMessage): string | undefined {
+  const target = req.url ?? '/';
+  if (target.charCodeAt(0) === 0x2f /* / */ || !URL.canParse(target)) return req.headers.host;
+  return new URL(target).host;
+}
+
+/** The asterisk form is OPTIONS only (RFC 9112 §3.2.4): the server's methods, or a 400 for anything else. */
+function answerAsteriskForm(req: IncomingMessage, res: ServerResponse): void {
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' }).end();
+    return;
+  }
+  const body = JSON.stringify({
+    error: 'The request target * is only for OPTIONS; send a path.',
+    code: 'INVALID_REQUEST',
+    status: 400,
+  });
+  res
+    .writeHead(400, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      Connection: 'close',
+    })
+    .end(body);
+}
+
 export type App = FastifyInstance;
 
 /** What the HTTP app uses: one core dependency object per area, each built once (src/compose.ts). */
@@ -120,7 +150,11 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
     clientErrorHandler: clientErrorResponse,
     serverFactory: (handler) =>
       createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
-        const hostname = hostnameOf(req.headers.host);
+        if (req.url === '*') {
+          answerAsteriskForm(req, res);
+          return;
+        }
+        const hostname = hostnameOf(targetAuthority(req));
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
         else siteServer.handle(req, new NodeSiteResponse(res, services.bodyPace), hostname);
       }),

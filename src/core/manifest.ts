@@ -1,6 +1,7 @@
 // Manifest validation: turns the `files` of a publish/update request into checked, normalized file entries.
 
 import { isWellFormedMime } from '../shared/rules/content-type.js';
+import { sitePathKey } from '../shared/rules/paths.js';
 import { ApiError } from './errors.js';
 import { formatBytes } from './format.js';
 
@@ -64,14 +65,16 @@ export function validateManifest(files: unknown, limits: ManifestLimits): Manife
   const firstIndexOfPath = new Map<string, number>();
   return files.map((entry: unknown, index) => {
     const file = validateEntry(entry, index, limits);
-    const earlier = firstIndexOfPath.get(file.path);
+    // Served under one Unicode normalization (sitePathKey): `café` composed and decomposed are one name.
+    const key = sitePathKey(file.path);
+    const earlier = firstIndexOfPath.get(key);
     if (earlier !== undefined) {
       throw new ApiError(
         'INVALID_PATH',
-        `${label(index, file.path)}: path duplicates files[${earlier}]; each path may appear once`,
+        `${label(index, file.path)}: path duplicates files[${earlier}]${key === file.path && files[earlier]?.path === file.path ? '' : ' (the same name in another Unicode normalization)'}; each path may appear once`,
       );
     }
-    firstIndexOfPath.set(file.path, index);
+    firstIndexOfPath.set(key, index);
     return file;
   });
 }

@@ -8,6 +8,7 @@ import { contentTypeHeader } from '../shared/rules/content-type.js';
 import type { Encoding } from '../shared/rules/encoding.js';
 import type { HeaderRule } from '../shared/rules/headers.js';
 import { isCompressible } from '../shared/rules/media-types.js';
+import { sitePathKey } from '../shared/rules/paths.js';
 import { matchRedirect, type RedirectRule } from '../shared/rules/redirects.js';
 import {
   HEADERS_FILE,
@@ -234,7 +235,7 @@ export async function loadVersionManifest(
       }
       continue;
     }
-    files.set(row.path, buildFileEntry({ ...row, hash: row.hash }, finalizedAt, lastModified));
+    files.set(sitePathKey(row.path), buildFileEntry({ ...row, hash: row.hash }, finalizedAt, lastModified));
     estimatedBytes += ENTRY_OVERHEAD_BYTES + row.path.length * 4 + row.content_type.length * 2;
   }
 

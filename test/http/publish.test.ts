@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import {
   assertPublished,
   type Files,
@@ -215,6 +215,30 @@ describe('POST /api/v1/publish', () => {
     );
     assertError(res, 400, 'INVALID_PATH');
     assert.match(res.body.error, /index\.html/);
+  });
+
+  test('POST /api/v1/publish refuses two paths that are one name in Unicode (NFC and NFD) with 400 INVALID_PATH', async () => {
+    const res = await create(
+      t,
+      {
+        files: [
+          { path: 'caf\u00e9.html', size: 1, contentType: 'text/html' },
+          { path: 'cafe\u0301.html', size: 2, contentType: 'text/html' },
+        ],
+      },
+      key,
+    );
+    assertError(res, 400, 'INVALID_PATH');
+  });
+
+  test('a path published in decomposed form (as macOS names files) is served at its composed URL too', async () => {
+    const decomposed = 'cafe\u0301/men\u0303u.html';
+    const slug = assertPublished(await publish(t, { [decomposed]: '<p>menu</p>' }, { key })).slug;
+    for (const path of ['caf%C3%A9/me%C3%B1u.html', 'cafe%CC%81/men%CC%83u.html', 'caf%C3%A9/me%C3%B1u']) {
+      const res = await rawRequest(t.port, { host: `${slug}.localhost:${t.port}`, path: `/${path}` });
+      assert.equal(res.status, 200, path);
+      assert.equal(res.body.toString(), '<p>menu</p>');
+    }
   });
 
   for (const [name, hash] of [

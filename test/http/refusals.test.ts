@@ -11,6 +11,7 @@ import { registeredRoutes } from '../../src/http/errors.js';
 import { isRateExempt } from '../../src/http/rate-limit.js';
 import { MAX_REQUEST_HEAD_BYTES } from '../../src/serve/exchange.js';
 import { rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { assertPublished, publish } from '../helpers/publish.js';
 
 /** Path segments no route may turn into a 5xx or a non-spec body. */
 const BAD_SEGMENTS: Record<string, string> = {
@@ -176,6 +177,33 @@ describe('refusals on the API host carry the spec error body', () => {
     assert.deepEqual(Object.keys(body).sort(), ['code', 'error', 'status']);
     assert.equal(body.status, 431);
     assert.equal(body.code, 'INVALID_REQUEST');
+  });
+
+  test('the asterisk form is for OPTIONS only: GET * answers 400 with the error body on every host', async () => {
+    for (const host of ['127.0.0.1', `localhost:${t.port}`, `some-site.localhost:${t.port}`]) {
+      const text = await rawExchange(`GET * HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      const { status, body } = parseRaw(text);
+      assert.equal(status, 400, `${host}: ${text.slice(0, 200)}`);
+      assert.equal(body.code, 'INVALID_REQUEST');
+    }
+    const options = await rawExchange(
+      `OPTIONS * HTTP/1.1\r\nHost: localhost:${t.port}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.match(options, /^HTTP\/1\.1 204 /);
+    assert.match(options, /\r\nAllow: [A-Z, ]*GET/i);
+  });
+
+  test('a request in absolute form is served by the target’s host, not the Host field (RFC 9112 §3.2.2)', async () => {
+    const slug = assertPublished(await publish(t, { 'index.html': '<p>absolute</p>' }, { key })).slug;
+    const toSite = await rawExchange(
+      `GET http://${slug}.localhost:${t.port}/ HTTP/1.1\r\nHost: localhost:${t.port}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.match(toSite, /^HTTP\/1\.1 200 /);
+    assert.ok(toSite.endsWith('<p>absolute</p>'), toSite.slice(0, 300));
+    const toApi = await rawExchange(
+      `GET http://localhost:${t.port}/api/v1/account HTTP/1.1\r\nHost: ${slug}.localhost:${t.port}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(parseRaw(toApi).status, 401);
   });
 
   test('a head that is not HTTP answers 400 with the error body', async () => {

@@ -25,6 +25,16 @@ const NUL = 0x00;
  * Decoding is `decodeURIComponent` applied once per segment, so `%252e%252e` becomes the harmless
  * filename `%2e%2e`. Paths without `%` are returned without decoding or copying segments.
  */
+/**
+ * The one form under which a site's paths are stored in its file map and looked up: Unicode NFC. A file
+ * named on macOS arrives decomposed (`cafe\u0301.html`), while browsers and people type the composed
+ * `café`; both must find it. ASCII (nearly every path) is returned as it is, without the normalizer.
+ */
+export function sitePathKey(path: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, on purpose
+  return /^[\x00-\x7f]*$/.test(path) ? path : path.normalize('NFC');
+}
+
 export function decodeRequestPath(rawUrlPath: string): string | null {
   const len = rawUrlPath.length;
   if (len === 0 || rawUrlPath.charCodeAt(0) !== SLASH) return null;
@@ -80,7 +90,8 @@ export function decodeRequestPath(rawUrlPath: string): string | null {
     hasPercent = false;
     segStart = i + 1;
   }
-  return out ?? rawUrlPath.slice(1);
+  // Only a percent-decoded segment can hold non-ASCII: the file map's keys are NFC (sitePathKey).
+  return out === null ? rawUrlPath.slice(1) : sitePathKey(out);
 }
 
 function isDotSegment(s: string, start: number, len: number): boolean {
