@@ -3,9 +3,10 @@
 // (1) a 50 MB "text site": ~1000 generated files (.html, .js readable and minified, .css, .json, .map,
 //     .svg, .md; seeded, so every run scans the same bytes; no secrets), each through scanStream() in
 //     64 KiB chunks, one after the other, as finalize would scan them; also MB/s per kind of file;
-// (2) real library bundles installed as dev dependencies (jQuery, React DOM, Vue, lodash, Bootstrap,
-//     three.js, d3, Chart.js, pdf.js, highlight.js): MB/s per library and in total, and the number of
-//     findings, which must be 0 (each one is a false positive: printed with its type and line);
+// (2) the real-bundle set (bench/lib/real-bundles.ts: library builds, editors and renderers installed as
+//     dev dependencies, as sites publish them): MB/s per library and in total, and the number of
+//     findings, which must be 0 (each one is a false positive: printed with its type and line; the same
+//     set is a test, test/core/scan-real-bundles.test.ts);
 // (3) one 200 MB generated text file through one ScanSession in 64 KiB chunks, in a fresh child process
 //     per round: MB/s and the process's RSS growth (target < 64 MB: the scan holds one 1 MiB window).
 // Options: `-- --rounds N` (default 5).
@@ -21,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Finding } from '../src/core/scan/scanner.js';
+import { resolveRealBundles } from './lib/real-bundles.js';
 import { REPO_ROOT } from './lib/service.js';
 import { type Stats, stats } from './lib/stats.js';
 
@@ -41,27 +43,6 @@ const TARGETS = {
   scanMBps: 50,
   rssGrowthMB: 64,
 };
-
-/** Browser builds from devDependencies, as they would be published. */
-const LIBRARIES: ReadonlyArray<readonly [name: string, files: readonly string[]]> = [
-  ['jquery', ['jquery/dist/jquery.js', 'jquery/dist/jquery.min.js']],
-  ['react-dom', ['react-dom/cjs/react-dom-client.production.js']],
-  ['vue', ['vue/dist/vue.global.js', 'vue/dist/vue.global.prod.js']],
-  ['lodash', ['lodash/lodash.js', 'lodash/lodash.min.js']],
-  [
-    'bootstrap',
-    [
-      'bootstrap/dist/js/bootstrap.bundle.js',
-      'bootstrap/dist/css/bootstrap.css',
-      'bootstrap/dist/js/bootstrap.bundle.min.js.map',
-    ],
-  ],
-  ['three', ['three/build/three.module.js', 'three/build/three.core.js']],
-  ['d3', ['d3/dist/d3.js', 'd3/dist/d3.min.js']],
-  ['chart.js', ['chart.js/dist/chart.umd.js']],
-  ['pdfjs-dist', ['pdfjs-dist/build/pdf.mjs', 'pdfjs-dist/build/pdf.worker.mjs']],
-  ['highlight.js', ['@highlightjs/cdn-assets/highlight.js', '@highlightjs/cdn-assets/highlight.min.js']],
-];
 
 // ---------------------------------------------------------------------------------------------------------
 // Deterministic generated text: what a static site's build output looks like, without a single secret.
@@ -854,19 +835,16 @@ async function main(): Promise<void> {
 
   const libraries: Library[] = [];
   const missing: string[] = [];
-  for (const [name, paths] of LIBRARIES) {
-    const files: Library['files'] = [];
-    for (const path of paths) {
-      try {
-        files.push({ path, bytes: readFileSync(join(REPO_ROOT, 'node_modules', path)) });
-      } catch {
-        missing.push(path);
-      }
-    }
+  for (const bundle of resolveRealBundles()) {
+    missing.push(...bundle.missing);
+    const files: Library['files'] = bundle.files.map((path) => ({
+      path,
+      bytes: readFileSync(join(REPO_ROOT, 'node_modules', path)),
+    }));
     if (files.length === 0) continue;
     const bytes = files.reduce((a, f) => a + f.bytes.length, 0);
     libraries.push({
-      name,
+      name: bundle.name,
       files,
       bytes,
       reps: Math.ceil(LIBRARY_MIN_BYTES / bytes),
@@ -874,7 +852,7 @@ async function main(): Promise<void> {
       findings: [],
     });
   }
-  for (const path of missing) process.stderr.write(`note: node_modules/${path} not found, skipped\n`);
+  for (const path of missing) process.stderr.write(`note: node_modules/${path}: no such file, skipped\n`);
 
   const loadBefore = loadavg()[0]!;
   if (loadBefore > cpus().length / 2) {
@@ -1019,7 +997,7 @@ async function main(): Promise<void> {
     console.log(`\nFindings in the generated text site (no secrets in it; all false positives):`);
     for (const [k, n] of siteFindings) console.log(`  ${k} x ${n}`);
   }
-  for (const path of missing) console.log(`(skipped: node_modules/${path} not found)`);
+  for (const path of missing) console.log(`(skipped: node_modules/${path}: no such file)`);
 
   const out = {
     date: new Date().toISOString(),

@@ -59,7 +59,18 @@ export function entropy(s: string): number {
  * as `sk_test_` never makes a key look like a placeholder.
  */
 const PLACEHOLDER_RE =
-  /\*{3,}|\.\.\.|\u2026|your[_-]|<[^>]*>|\$\{|\{\{|%[sd]\b|placeholder|example|sample|dummy|change[_-]?me|replace[_-]?me|redacted|insert[_-]|(.)\1{7,}/i;
+  /\*{3,}|\.\.\.|\u2026|your[_-]|<[^>]*>|\$\{|\{\{|^\{[^{}]*\}$|^\[[^[\]]*\]$|%[sd]\b|placeholder|example|sample|dummy|change[_-]?me|replace[_-]?me|redacted|insert[_-]|(.)\1{7,}/i;
+
+/**
+ * `<` and `>` as pages and URLs escape them: HTML entities (`&lt;password&gt;`, `&#60;`, `&amp;lt;` escaped
+ * twice), percent-encoding (`%3Cpassword%3E`) and JS string escapes (`\u003c`, `\x3c`). A documentation
+ * page shows `mongodb+srv://<username>:<password>@...` in any of these forms.
+ */
+const ESCAPED_ANGLE_RES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/&(?:amp;)*(?:lt|#0*60|#x0*3c);|%3c|\\u003c|\\x3c/gi, '<'],
+  [/&(?:amp;)*(?:gt|#0*62|#x0*3e);|%3e|\\u003e|\\x3e/gi, '>'],
+];
+const ESCAPE_START_RE = /[&%\\]/;
 
 /**
  * Short markers that a long random value holds by chance (`xxxx` or `your` in about one 100-character key
@@ -72,8 +83,25 @@ export function isPlaceholder(secret: string): boolean {
   // A PEM block is judged by its body (pemBodyIsKey): DER and OpenSSH bodies hold runs of `A` (zero bytes)
   // and, by chance, any short word.
   if (secret.startsWith('-----BEGIN ')) return false;
-  if (PLACEHOLDER_RE.test(secret)) return true;
-  return secret.length < SHORT_PLACEHOLDER_MAX_CHARS && SHORT_PLACEHOLDER_RE.test(secret);
+  let text = secret;
+  if (ESCAPE_START_RE.test(text)) for (const [re, angle] of ESCAPED_ANGLE_RES) text = text.replace(re, angle);
+  if (PLACEHOLDER_RE.test(text)) return true;
+  return text.length < SHORT_PLACEHOLDER_MAX_CHARS && SHORT_PLACEHOLDER_RE.test(text);
+}
+
+/**
+ * A connection string's password that fills a documented shape rather than holds a secret: a word in
+ * capitals (`USER:PASSWORD`, `DB_PASS`: the convention for "put yours here"), the word itself in any case
+ * (`user:password`, `:pwd`), a shell or Windows variable, or the user name repeated (the default accounts
+ * of local set-ups: `postgres:postgres`, `guest:guest`, `root:root`). Bracketed and escaped placeholders
+ * (`<password>`, `&lt;password&gt;`, `{password}`) are isPlaceholder's.
+ */
+function connectionPasswordIsPlaceholder(user: string, password: string): boolean {
+  return (
+    /^[A-Z]+(?:_[A-Z]+)*$/.test(password) ||
+    /^(?:pass(?:word)?|passwd|pwd|secret|\*+|:?[a-z_]*pass[a-z_]*|\$\w+|%\w+%)$/i.test(password) ||
+    password === user
+  );
 }
 
 /** Base64url JSON payload of a JWT, or undefined. */
@@ -90,14 +118,27 @@ export function jwtPayload(token: string): Record<string, unknown> | undefined {
 
 /**
  * Values that are public by design and must never block a publish: Stripe publishable keys, Google browser
- * keys (Firebase web config, Maps), Mapbox public tokens, reCAPTCHA site keys, Supabase anon JWTs, UUIDs,
- * SRI `integrity` values and data: URIs.
+ * keys (Firebase web config, Maps), Mapbox public tokens, reCAPTCHA site keys, Supabase anon JWTs, the
+ * client tokens of browser SDKs whose vendor marks them by a prefix, UUIDs, SRI `integrity` values and
+ * data: URIs.
  */
 const PUBLIC_VALUE_RES: readonly RegExp[] = [
-  /^pk_(?:live|test)_/, // Stripe publishable key
+  /^pk_(?:live|test)_/, // Stripe (and Clerk) publishable key
   /^AIza[0-9A-Za-z_-]{35}$/, // Google API key for browsers (Firebase web config, Maps JavaScript API)
   /^pk\.eyJ/, // Mapbox public token
   /^6L[0-9A-Za-z_-]{38}$/, // reCAPTCHA site key
+  // Datadog client token (RUM, browser logs): "API keys cannot be used to send data from a browser [...]
+  // a client token must be used" (docs.datadoghq.com/account_management/api-app-keys/#client-tokens).
+  /^pub[0-9a-f]{32}$/,
+  // PostHog project API key, write-only and meant for the browser; personal keys (`phx_`) stay secret
+  // (posthog.com/docs/api, "project API key" vs "personal API keys").
+  /^phc_[A-Za-z0-9]{32,}$/,
+  // LaunchDarkly mobile key: "Mobile keys do not need to be kept secret"; SDK keys (`sdk-`) do
+  // (launchdarkly.com/docs/home/account/environment/keys).
+  /^mob-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+  // Client-side keys of Statsig and Amplitude Experiment (`client-`; their server keys are `secret-` and
+  // `server-`): docs.statsig.com/sdk-keys/api-keys, amplitude.com/docs/apis/keys-and-tokens.
+  /^client-[A-Za-z0-9]{20,}$/,
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, // UUID
   /^sha(?:256|384|512)-[A-Za-z0-9+/=]+$/, // Subresource Integrity
   /^data:/i,
@@ -112,10 +153,65 @@ export function isPublicValue(value: string): boolean {
   return false;
 }
 
-/** Algolia search-only keys sit next to an application id and index name (DocSearch, InstantSearch). */
-function nearAlgoliaConfig(ctx: MatchContext): boolean {
-  const around = ctx.text.slice(Math.max(0, ctx.start - 400), ctx.end + 400);
-  return /algolia|docsearch|\bappId\b|applicationId|indexName/i.test(around);
+/**
+ * Browser keys that carry no vendor prefix, each documented as public by its vendor: told apart by their
+ * shape and the vendor's SDK or config within PUBLIC_KEY_CONTEXT_CHARS of them (the name they are assigned
+ * to counts: `MIXPANEL_TOKEN`). A name that says the key is a server's (SERVER_KEY_NAME_RE) is never one.
+ */
+const PUBLIC_CLIENT_KEYS: ReadonlyArray<{ vendor: string; value: RegExp; context: RegExp }> = [
+  // "Search-only API key [...] safe to use in your front-end code" (algolia.com/doc/guides/security/api-keys).
+  {
+    vendor: 'Algolia search-only API key',
+    value: /^[0-9a-f]{32}$/,
+    context: /algolia|docsearch|\bappId\b|applicationId|indexName/i,
+  },
+  // "A project's token is not a secret value" (docs.mixpanel.com/reference/project-token).
+  { vendor: 'Mixpanel project token', value: /^[0-9a-f]{32}$/, context: /mixpanel/i },
+  // "API Keys are public" (amplitude.com/docs/apis/keys-and-tokens); the Secret Key is not.
+  { vendor: 'Amplitude API key', value: /^[0-9a-f]{32}$/, context: /amplitude/i },
+  // The notifier API key goes into Bugsnag.start() in the page (docs.bugsnag.com/platforms/javascript).
+  { vendor: 'Bugsnag notifier API key', value: /^[0-9a-f]{32}$/, context: /bugsnag/i },
+  // A `post_client_item` token "can perform POST requests to /item/ [...] only if the item has a client-side
+  // platform": the one the browser snippet takes (docs.rollbar.com/docs/access-tokens).
+  { vendor: 'Rollbar post_client_item token', value: /^[0-9a-f]{32}$/, context: /rollbar/i },
+  // analytics.js loads from cdn.segment.com/analytics.js/v1/<write key>/ (segment.com/docs/connections/find-writekey).
+  { vendor: 'Segment write key', value: /^[A-Za-z0-9]{32}$/, context: /segment|analytics\.load|writeKey/i },
+  // "Client-side IDs do not need to be kept secret" (launchdarkly.com/docs/home/account/environment/keys).
+  {
+    vendor: 'LaunchDarkly client-side ID',
+    value: /^[0-9a-f]{24}$/,
+    context: /launchdarkly|LDClient|clientSideI[dD]/,
+  },
+];
+const PUBLIC_KEY_CONTEXT_CHARS = 400;
+
+/** Names of keys that only a server may hold, whatever vendor's SDK is next to them. */
+const SERVER_KEY_NAME_RE = /secret|private|admin|server|personal|management|master|write/i;
+
+function isPublicClientKey(value: string, name: string, ctx: MatchContext): boolean {
+  if (SERVER_KEY_NAME_RE.test(name)) return false;
+  const kinds = PUBLIC_CLIENT_KEYS.filter((k) => k.value.test(value));
+  if (kinds.length === 0) return false;
+  const around = ctx.text.slice(
+    Math.max(0, ctx.start - PUBLIC_KEY_CONTEXT_CHARS),
+    ctx.end + PUBLIC_KEY_CONTEXT_CHARS,
+  );
+  return kinds.some((k) => k.context.test(around));
+}
+
+/**
+ * A value made of words: a language grammar's token class (`keyword.$0`, `string.$S2.delim`,
+ * `support.class.actionscript.2`, `keyword.tag-$1` in Monarch, Ace and TextMate grammars, whose rules all
+ * name a `token`), a dotted property path or a message key. Its digits are back-references (`$0`, `$S2`)
+ * or short numbers, which made it pass for letters and digits mixed; a key's random run never splits into
+ * lowercase words.
+ */
+function isWordPath(value: string): boolean {
+  const segments = value.split(/[.$:@#/_-]+/).filter((segment) => segment !== '');
+  return (
+    segments.length >= 2 &&
+    segments.every((segment) => segment.length <= 2 || /^[A-Za-z]?[a-z]+$/.test(segment))
+  );
 }
 
 /**
@@ -224,9 +320,9 @@ function genericCheck(_s: string, ctx: MatchContext): boolean | Partial<SecretKi
   // High entropy: letters and digits mixed, or long and varied (a camelCase word or CSS class is neither).
   const mixed = /[0-9]/.test(secret) && /[A-Za-z]/.test(secret);
   if (!(mixed && entropy(secret) >= 3.0) && !(secret.length >= 32 && entropy(secret) >= 4.2)) return false;
+  if (isWordPath(secret) || isPublicClientKey(secret, name, ctx)) return false;
   const around = () => ctx.text.slice(Math.max(0, ctx.start - 600), ctx.end + 600);
   if (/^[0-9a-f]{32}$/i.test(secret)) {
-    if (nearAlgoliaConfig(ctx)) return false;
     if (/auth_?token/i.test(name) && TWILIO_CONTEXT_RE.test(around())) {
       return { type: 'twilio_auth_token', variableName: 'TWILIO_AUTH_TOKEN', proxyHosts: ['api.twilio.com'] };
     }
@@ -468,10 +564,10 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     variableName: 'DATABASE_URL',
     proxyHosts: [],
     // Anchored at `://` (fast); the scheme before it is checked by looking back.
-    pattern: /:\/\/[^:@\s/"'`\\]{1,100}:(?<secret>[^@\s"'`\\/]{1,200})@[^\s"'`\\]+/g,
+    pattern: /:\/\/(?<user>[^:@\s/"'`\\]{1,100}):(?<secret>[^@\s"'`\\/]{1,200})@[^\s"'`\\]+/g,
     check: (s, ctx) =>
       DB_SCHEME_RE.test(ctx.text.slice(Math.max(0, ctx.start - 24), ctx.start)) &&
-      !/^(?:pass(?:word)?|passwd|pwd|secret|\*+|:?[a-z_]*pass[a-z_]*|\$\w+|%\w+%)$/i.test(s),
+      !connectionPasswordIsPlaceholder(ctx.groups.user ?? '', s),
   },
   {
     type: 'supabase_service_role_key',

@@ -44,7 +44,7 @@ function presetConfigFor(text: string): SecretLintCoreConfig | null {
 }
 
 /** Bump when a check function changes meaning (pattern changes bump the version by themselves). */
-const RULES_REVISION = 3;
+const RULES_REVISION = 4;
 
 /**
  * Identifies the rules a cached result was computed with: a blob's result is reused only by the same
