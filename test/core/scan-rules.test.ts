@@ -194,6 +194,10 @@ const moduleSource = (v: string, name: string) =>
 const sourceMap = (source: string, content: string) =>
   `${JSON.stringify({ version: 3, file: 'app.min.js', sources: [source], sourcesContent: [content], names: [], mappings: 'AAAA;AACA' })}\n`;
 
+/** A bundle line with its source map inlined as a base64 data: URL. */
+const inlineSourceMap = (content: string) =>
+  `!function(){var c=window.app={};c.start()}();\n//# sourceMappingURL=data:application/json;charset=utf-8;base64,${Buffer.from(sourceMap('../src/config.ts', content)).toString('base64')}\n`;
+
 const EMBEDDINGS: Record<string, Embed> = {
   'a JS string literal': (v, name) =>
     `import { createClient } from './client.js';\n\nconst ${name} = ${JSON.stringify(v)};\nexport const client = createClient({ ${name} });\n`,
@@ -212,8 +216,16 @@ const EMBEDDINGS: Record<string, Embed> = {
   // ASP.NET's default JavaScriptEncoder and other HTML-safe serializers write `"` as `\u0022`.
   'JSON with \\u0022 quotes in HTML': (v, name) =>
     `<!doctype html>\n<html>\n<body>\n<script>\n  window.__CONFIG__ = JSON.parse("${JSON.stringify({ region: 'eu', [name]: v }).replace(/"/g, '\\u0022')}");\n</script>\n</body>\n</html>\n`,
+  // A .env file a build bundled as text (a raw import): its lines sit in sourcesContent behind `\n` escapes.
+  "a .env file in a source map's sourcesContent": (v, name) =>
+    sourceMap('../.env.production', envFile(v, name)),
+  // Dev builds inline the map as a data: URL (webpack's inline-source-map, esbuild --sourcemap=inline).
+  'an inline base64 source map': (v, name) => inlineSourceMap(moduleSource(v, name)),
 };
 const ALL_EMBEDDINGS = Object.keys(EMBEDDINGS);
+
+/** Where a finding is expected when the value is not in the text as is: the inline map's comment. */
+const EMBEDDED_AT: Record<string, string> = { 'an inline base64 source map': '//# sourceMappingURL=' };
 
 /** 1-based line of the first occurrence of `needle`. */
 function lineOf(text: string, needle: string): number {
@@ -372,7 +384,7 @@ describe('scanText: each secret type in each embedding', () => {
   for (const p of POSITIVES) {
     for (const where of ALL_EMBEDDINGS) {
       const text = EMBEDDINGS[where]!(p.value, p.name);
-      const line = lineOf(text, p.value.slice(0, 12));
+      const line = lineOf(text, EMBEDDED_AT[where] ?? p.value.slice(0, 12));
       test(`scanText reports ${p.type} (${p.label}) in ${where} at line ${line}`, async () => {
         assert.deepEqual(brief(await scanText(text)), [{ type: p.type, line }]);
       });
@@ -652,6 +664,24 @@ const GENERIC_CASES: Case[] = [
     EMBEDDINGS['JSON with \\u0022 quotes in HTML']!(chars('g-u0022', 40, B62), 'clientSecret'),
     5,
     'CLIENT_SECRET',
+  ),
+  generic(
+    "generic_secret: `API_KEY=` in a .env file inside a source map's sourcesContent suggests API_KEY",
+    EMBEDDINGS["a .env file in a source map's sourcesContent"]!(chars('g-env-map', 40, B62), 'apiKey'),
+    1,
+    'API_KEY',
+  ),
+  generic(
+    "generic_secret: `token:` in a YAML file inside a source map's sourcesContent suggests TOKEN",
+    sourceMap('../deploy.yml', `deploy:\n  branch: main\n  token: ${chars('g-yaml-map', 40, B62)}\n`),
+    1,
+    'TOKEN',
+  ),
+  generic(
+    'generic_secret: `apiKey` in an inline base64 source map suggests API_KEY',
+    EMBEDDINGS['an inline base64 source map']!(chars('g-inline', 32, B62), 'apiKey'),
+    2,
+    'API_KEY',
   ),
   generic(
     'generic_secret: an Algolia admin key next to the application id and search key',

@@ -253,8 +253,8 @@ const PUBLIC_NAME_RE =
 
 /** Identifier characters a generic rule walks back over to recover the whole assigned name. */
 const NAME_CHAR_RE = /[A-Za-z0-9_$.-]/;
-/** The rest of a `\uXXXX` or `\xXX` escape, at `lastIndex`. */
-const ESCAPE_AT_RE = /u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}/y;
+/** The rest of a `\uXXXX`, `\xXX`, `\n`, `\r` or `\t` escape, at `lastIndex`. */
+const ESCAPE_AT_RE = /u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrt]/y;
 
 const AWS_SECRET_NAME_RE = /secret_?access_?key/i;
 const TWILIO_CONTEXT_RE = /twilio|\bAC[0-9a-f]{32}\b/i;
@@ -292,6 +292,21 @@ function quotedNameIsKey(ctx: MatchContext, nameStart: number): boolean {
 }
 
 /**
+ * Whether only indentation (and `export ` or a YAML `- `) stands between `at` and the start of its line: a
+ * real line break, or one escaped in a JSON or JS string (`\n`, `\\n`), as a .env or YAML file's lines
+ * sit in a source map's sourcesContent.
+ */
+function opensLine(text: string, at: number): boolean {
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  const head = text.slice(Math.max(lineStart, at - LINE_HEAD_MAX_CHARS), at);
+  const re = lineStart >= at - LINE_HEAD_MAX_CHARS ? LINE_HEAD_RE : ESCAPED_LINE_HEAD_RE;
+  return re.test(head);
+}
+const LINE_HEAD_MAX_CHARS = 64;
+const LINE_HEAD_RE = /(?:^|\\+[nr])[ \t]*(?:export[ \t]+|- )?$/;
+const ESCAPED_LINE_HEAD_RE = /\\+[nr][ \t]*(?:export[ \t]+|- )?$/;
+
+/**
  * A value assigned to a secret-sounding name. Quoted values anywhere; unquoted ones only on `NAME=value`
  * or `name: value` lines (.env, YAML), never in code where `token = makeToken2()` is not a literal.
  */
@@ -299,14 +314,12 @@ function genericCheck(_s: string, ctx: MatchContext): boolean | Partial<SecretKi
   const secret = ctx.groups.quoted ?? ctx.groups.bare ?? '';
   let from = ctx.start;
   while (from > 0 && from > ctx.start - 60 && NAME_CHAR_RE.test(ctx.text[from - 1] ?? '')) from--;
-  // The walk crosses the letters and digits of an escaped quote before the name (`\u0022clientSecret`).
+  // The walk crosses the letters and digits of an escape before the name: a quote (`\u0022clientSecret`),
+  // a line break (`\nAPI_KEY=`: a .env file in a source map's sourcesContent).
   ESCAPE_AT_RE.lastIndex = from;
   if (ctx.text[from - 1] === '\\' && ESCAPE_AT_RE.test(ctx.text)) from = ESCAPE_AT_RE.lastIndex;
   const name = ctx.text.slice(from, ctx.start) + (ctx.groups.name ?? '');
-  if (ctx.groups.bare !== undefined) {
-    const lineStart = ctx.text.lastIndexOf('\n', from - 1) + 1;
-    if (!/^[ \t]*(?:export[ \t]+|- )?$/.test(ctx.text.slice(lineStart, from))) return false;
-  }
+  if (ctx.groups.bare !== undefined && !opensLine(ctx.text, from)) return false;
   if (PUBLIC_NAME_RE.test(name.replace(/[^A-Za-z0-9]+$/, ''))) return false;
   if (!keywordEndsWord(ctx.groups.name ?? '')) return false;
   if (ctx.groups.quoted !== undefined && !quotedNameIsKey(ctx, from)) return false;
@@ -606,10 +619,11 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     variableName: 'SECRET',
     proxyHosts: [],
     // `apiKey: "..."`, `"client_secret": "..."`, `password = '...'`, `data-api-key="..."`, template literals,
-    // escaped quotes of source maps, and unquoted `API_KEY=...` lines (.env-style text, YAML). The full
-    // name is recovered by walking back from the match (genericCheck).
+    // escaped quotes of source maps, and unquoted `API_KEY=...` lines (.env-style text, YAML; also inside a
+    // string, up to an escaped line break: such a file in a source map's sourcesContent). The full name is
+    // recovered by walking back from the match (genericCheck).
     pattern: new RegExp(
-      String.raw`(?<name>(?:${GENERIC_NAME_WORDS})[A-Za-z0-9_$-]{0,30})(?:\\?["']|\\u00(?:22|27))?[ \t]*(?:[:=]|=>)[ \t]*(?:${Q}(?<quoted>[^"'\x60\s\\<>{}]{12,300})${Q}|(?<bare>[^\s"'\x60#,;(){}]{12,300})[ \t]*$)`,
+      String.raw`(?<name>(?:${GENERIC_NAME_WORDS})[A-Za-z0-9_$-]{0,30})(?:\\?["']|\\u00(?:22|27))?[ \t]*(?:[:=]|=>)[ \t]*(?:${Q}(?<quoted>[^"'\x60\s\\<>{}]{12,300})${Q}|(?<bare>(?:[^\s"'\x60#,;(){}\\]|\\(?![\\nr])){12,300})(?:[ \t]*$|(?=\\+[nr])))`,
       'gim',
     ),
     check: genericCheck,
