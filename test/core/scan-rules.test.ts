@@ -684,6 +684,12 @@ const GENERIC_CASES: Case[] = [
     'API_KEY',
   ),
   generic(
+    'generic_secret: a passphrase of words and digits (not a dotted name) suggests PASSWORD',
+    `login({\n  user: 'admin',\n  password: 'correct-horse-battery-staple-42',\n});\n`,
+    3,
+    'PASSWORD',
+  ),
+  generic(
     'generic_secret: an Algolia admin key next to the application id and search key',
     `ALGOLIA_APP_ID=BH4D9OD16A\nALGOLIA_SEARCH_API_KEY=${chars('algolia-search', 32, HEX)}\nALGOLIA_ADMIN_API_KEY=${chars('algolia-admin', 32, HEX)}\n`,
     3,

@@ -200,13 +200,14 @@ function isPublicClientKey(value: string, name: string, ctx: MatchContext): bool
 }
 
 /**
- * A value made of words: a language grammar's token class (`keyword.$0`, `string.$S2.delim`,
+ * A dotted name made of words: a language grammar's token class (`keyword.$0`, `string.$S2.delim`,
  * `support.class.actionscript.2`, `keyword.tag-$1` in Monarch, Ace and TextMate grammars, whose rules all
- * name a `token`), a dotted property path or a message key. Its digits are back-references (`$0`, `$S2`)
- * or short numbers, which made it pass for letters and digits mixed; a key's random run never splits into
- * lowercase words.
+ * name a `token`), a property path or a message key. Its digits are back-references (`$0`, `$S2`) or short
+ * numbers, which made it pass for letters and digits mixed; a key's random run never splits into lowercase
+ * words. The dot is required: a passphrase of words and digits (`correct-horse-battery-42`) stays a secret.
  */
 function isWordPath(value: string): boolean {
+  if (!value.includes('.')) return false;
   const segments = value.split(/[.$:@#/_-]+/).filter((segment) => segment !== '');
   return (
     segments.length >= 2 &&
