@@ -9,6 +9,11 @@ import { lintSource } from '@secretlint/core';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
+import {
+  anySecretlintTriggered,
+  SECRETLINT_TRIGGERS,
+  secretlintTriggered,
+} from '../../src/core/scan/rules.js';
 import { type Finding, scanText } from '../../src/core/scan/scanner.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -955,6 +960,22 @@ describe('secretlint preset-recommend against our scan', () => {
     t.diagnostic(`the preset flagged ${flagged} findings in ${PRESET_FIXTURES.length} fixtures`);
     assert.deepEqual(missed, []);
     assert.ok(flagged > 50, `the preset flagged only ${flagged} findings: is it running?`);
+  });
+
+  test('anySecretlintTriggered is true exactly when some preset rule is triggered', () => {
+    const texts = [
+      'const a = 1; // no trigger here: glc, lin_api, hvs, vcp, dckr_pat',
+      ...Object.values(SECRETLINT_TRIGGERS).flatMap((trigger) =>
+        trigger instanceof RegExp
+          ? ['fetch("https://deploy:hunter2@example.net/")']
+          : trigger.map((l) => `x=${l}y`),
+      ),
+    ];
+    for (const text of texts) {
+      const some = Object.keys(SECRETLINT_TRIGGERS).some((rule) => secretlintTriggered(rule, text));
+      assert.equal(anySecretlintTriggered(text), some, text);
+    }
+    assert.equal(anySecretlintTriggered(texts[0]!), false);
   });
 
   const misses: [string, string][] = [

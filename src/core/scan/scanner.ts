@@ -9,6 +9,7 @@ import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recomme
 import type { SecretLintCoreConfig } from '@secretlint/types';
 import { isTextualMediaType } from '../../shared/rules/content-type.js';
 import {
+  anySecretlintTriggered,
   DETECTION_RULES,
   isPlaceholder,
   isPublicValue,
@@ -32,6 +33,7 @@ const PRESET_RULES = presetRules.filter((rule) => secretlintRuleName(rule.meta.i
 /** The preset's config for one window: only the rules whose trigger occurs in it (configs are reused). */
 const presetConfigs = new Map<string, SecretLintCoreConfig>();
 function presetConfigFor(text: string): SecretLintCoreConfig | null {
+  if (!anySecretlintTriggered(text)) return null;
   const active = PRESET_RULES.filter((rule) => secretlintTriggered(secretlintRuleName(rule.meta.id), text));
   if (active.length === 0) return null;
   const key = active.map((rule) => rule.meta.id).join(',');
@@ -152,7 +154,9 @@ async function scanWindow(text: string): Promise<WindowFinding[]> {
  * inline-source-map and esbuild's `--sourcemap=inline` write): its base64 hides the sources from every
  * rule, so it is decoded and scanned as a file of its own, its findings reported at the comment's line.
  */
-const INLINE_MAP_RE = /sourceMappingURL=data:application\/json[^,\s]{0,64};base64,/g;
+const INLINE_MAP_MARKER = 'sourceMappingURL=data:';
+/** The rest of an inline map's comment, at `lastIndex` (after INLINE_MAP_MARKER, found by indexOf: faster). */
+const INLINE_MAP_RE = /application\/json[^,\s]{0,64};base64,/y;
 const BASE64_RUN_RE = /[A-Za-z0-9+/=]*/y;
 
 function countNewlines(text: string, from: number, to: number): number {
@@ -223,12 +227,16 @@ export class ScanSession {
     let at = this.inlineFrom;
     for (;;) {
       if (!this.inlineMap) {
-        INLINE_MAP_RE.lastIndex = at;
-        const marker = INLINE_MAP_RE.exec(window);
-        if (!marker) break;
-        const line = this.line + countNewlines(window, 0, marker.index);
+        const marker = window.indexOf(INLINE_MAP_MARKER, at);
+        if (marker === -1) break;
+        INLINE_MAP_RE.lastIndex = marker + INLINE_MAP_MARKER.length;
+        if (!INLINE_MAP_RE.test(window)) {
+          at = marker + INLINE_MAP_MARKER.length;
+          continue;
+        }
+        const line = this.line + countNewlines(window, 0, marker);
         this.inlineMap = { session: new ScanSession(), line, carry: '' };
-        at = marker.index + marker[0].length;
+        at = INLINE_MAP_RE.lastIndex;
       }
       BASE64_RUN_RE.lastIndex = at;
       BASE64_RUN_RE.exec(window);
