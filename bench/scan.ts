@@ -3,12 +3,14 @@
 // (1) a 50 MB "text site": ~1000 generated files (.html, .js readable and minified, .css, .json, .map,
 //     .svg, .md; seeded, so every run scans the same bytes; no secrets), each through scanStream() in
 //     64 KiB chunks, one after the other, as finalize would scan them; also MB/s per kind of file;
-// (2) real library bundles installed as dev dependencies (jQuery, React DOM, Vue, lodash, Bootstrap,
-//     three.js, d3, Chart.js, pdf.js, highlight.js): MB/s per library and in total, and the number of
-//     findings, which must be 0 (each one is a false positive: printed with its type and line);
+// (2) the real-bundle set (bench/lib/real-bundles.ts: library builds, editors and renderers installed as
+//     dev dependencies, as sites publish them): MB/s per library and in total, and the number of
+//     findings, which must be 0 (each one is a false positive: printed with its type and line; the same
+//     set is a test, test/core/scan-real-bundles.test.ts);
 // (3) one 200 MB generated text file through one ScanSession in 64 KiB chunks, in a fresh child process
 //     per round: MB/s and the process's RSS growth (target < 64 MB: the scan holds one 1 MiB window).
-// Options: `-- --rounds N` (default 5).
+// MB/s is wall time; next to it, MB per CPU-second (the scanner's own speed, less the waits for a core on a
+// shared machine). Options: `-- --rounds N` (default 5).
 // Prints a table, writes bench/out/scan.json. Also exports the text generator bench/publish.ts uses.
 
 import { fork } from 'node:child_process';
@@ -21,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Finding } from '../src/core/scan/scanner.js';
+import { resolveRealBundles } from './lib/real-bundles.js';
 import { REPO_ROOT } from './lib/service.js';
 import { type Stats, stats } from './lib/stats.js';
 
@@ -41,27 +44,6 @@ const TARGETS = {
   scanMBps: 50,
   rssGrowthMB: 64,
 };
-
-/** Browser builds from devDependencies, as they would be published. */
-const LIBRARIES: ReadonlyArray<readonly [name: string, files: readonly string[]]> = [
-  ['jquery', ['jquery/dist/jquery.js', 'jquery/dist/jquery.min.js']],
-  ['react-dom', ['react-dom/cjs/react-dom-client.production.js']],
-  ['vue', ['vue/dist/vue.global.js', 'vue/dist/vue.global.prod.js']],
-  ['lodash', ['lodash/lodash.js', 'lodash/lodash.min.js']],
-  [
-    'bootstrap',
-    [
-      'bootstrap/dist/js/bootstrap.bundle.js',
-      'bootstrap/dist/css/bootstrap.css',
-      'bootstrap/dist/js/bootstrap.bundle.min.js.map',
-    ],
-  ],
-  ['three', ['three/build/three.module.js', 'three/build/three.core.js']],
-  ['d3', ['d3/dist/d3.js', 'd3/dist/d3.min.js']],
-  ['chart.js', ['chart.js/dist/chart.umd.js']],
-  ['pdfjs-dist', ['pdfjs-dist/build/pdf.mjs', 'pdfjs-dist/build/pdf.worker.mjs']],
-  ['highlight.js', ['@highlightjs/cdn-assets/highlight.js', '@highlightjs/cdn-assets/highlight.min.js']],
-];
 
 // ---------------------------------------------------------------------------------------------------------
 // Deterministic generated text: what a static site's build output looks like, without a single secret.
@@ -735,10 +717,21 @@ function exposeGc(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
+/**
+ * Seconds of CPU this process used (user + system) since `from`. On a shared machine wall time also
+ * counts the waits for a core, so MB per CPU-second is printed next to MB/s: the scanner's own speed.
+ */
+function cpuSeconds(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1e6;
+}
+
 interface BigResult {
   bytes: number;
   seconds: number;
   mbps: number;
+  /** MB per CPU-second of the child over the streaming loop. */
+  cpuMbps: number;
   baselineRssMB: number;
   peakRssMB: number;
   rssGrowthMB: number;
@@ -765,6 +758,7 @@ async function bigChild(): Promise<void> {
   let peakHeap = heap0;
   let scanMs = 0;
   const session = new ScanSession();
+  const cpu0 = process.cpuUsage();
   let at = 0;
   for (let sent = 0; sent < BIG_BYTES; sent += CHUNK_BYTES) {
     if (at + CHUNK_BYTES > pool.length) at = 0;
@@ -780,11 +774,13 @@ async function bigChild(): Promise<void> {
   const t0 = performance.now();
   const findings = await session.finish();
   scanMs += performance.now() - t0;
+  const cpu = cpuSeconds(cpu0);
   peak = Math.max(peak, process.memoryUsage.rss());
   const result: BigResult = {
     bytes: BIG_BYTES,
     seconds: scanMs / 1000,
     mbps: BIG_BYTES / MB / (scanMs / 1000),
+    cpuMbps: BIG_BYTES / MB / cpu,
     baselineRssMB: baseline / MB,
     peakRssMB: peak / MB,
     rssGrowthMB: (peak - baseline) / MB,
@@ -854,19 +850,16 @@ async function main(): Promise<void> {
 
   const libraries: Library[] = [];
   const missing: string[] = [];
-  for (const [name, paths] of LIBRARIES) {
-    const files: Library['files'] = [];
-    for (const path of paths) {
-      try {
-        files.push({ path, bytes: readFileSync(join(REPO_ROOT, 'node_modules', path)) });
-      } catch {
-        missing.push(path);
-      }
-    }
+  for (const bundle of resolveRealBundles()) {
+    missing.push(...bundle.missing);
+    const files: Library['files'] = bundle.files.map((path) => ({
+      path,
+      bytes: readFileSync(join(REPO_ROOT, 'node_modules', path)),
+    }));
     if (files.length === 0) continue;
     const bytes = files.reduce((a, f) => a + f.bytes.length, 0);
     libraries.push({
-      name,
+      name: bundle.name,
       files,
       bytes,
       reps: Math.ceil(LIBRARY_MIN_BYTES / bytes),
@@ -874,7 +867,7 @@ async function main(): Promise<void> {
       findings: [],
     });
   }
-  for (const path of missing) process.stderr.write(`note: node_modules/${path} not found, skipped\n`);
+  for (const path of missing) process.stderr.write(`note: node_modules/${path}: no such file, skipped\n`);
 
   const loadBefore = loadavg()[0]!;
   if (loadBefore > cpus().length / 2) {
@@ -885,16 +878,18 @@ async function main(): Promise<void> {
   for (const f of site.slice(0, 60)) await scanBytes(f.bytes);
   for (const lib of libraries) for (const f of lib.files) await scanBytes(f.bytes);
 
-  const siteRounds: Array<{ mbps: number; seconds: number; findings: number }> = [];
+  const siteRounds: Array<{ mbps: number; cpuMbps: number; seconds: number; findings: number }> = [];
   const kindMbps = new Map<TextKind, number[]>(kinds.map((k) => [k, []]));
   const siteFindings = new Map<string, number>();
   const libRounds: number[] = [];
+  const libCpuRounds: number[] = [];
   const bigRounds: BigResult[] = [];
   for (let r = 0; r < opts.rounds; r++) {
     // (1) the text site, file after file.
     const kindTime = new Map<TextKind, number>();
     let findings = 0;
     const t0 = performance.now();
+    const siteCpu0 = process.cpuUsage();
     for (const f of site) {
       const t = performance.now();
       const found = await scanBytes(f.bytes);
@@ -905,7 +900,8 @@ async function main(): Promise<void> {
           siteFindings.set(`${f.kind}: ${x.type}`, (siteFindings.get(`${f.kind}: ${x.type}`) ?? 0) + 1);
     }
     const seconds = (performance.now() - t0) / 1000;
-    siteRounds.push({ mbps: siteBytes / MB / seconds, seconds, findings });
+    const cpuMbps = siteBytes / MB / cpuSeconds(siteCpu0);
+    siteRounds.push({ mbps: siteBytes / MB / seconds, cpuMbps, seconds, findings });
     for (const k of kinds) {
       const bytes = site.filter((f) => f.kind === k).reduce((a, f) => a + f.bytes.length, 0);
       kindMbps.get(k)!.push(bytes / MB / (kindTime.get(k)! / 1000));
@@ -914,6 +910,7 @@ async function main(): Promise<void> {
     // (2) the libraries.
     let libBytes = 0;
     let libMs = 0;
+    const libCpu0 = process.cpuUsage();
     for (const lib of libraries) {
       const t = performance.now();
       for (let rep = 0; rep < lib.reps; rep++) {
@@ -928,12 +925,13 @@ async function main(): Promise<void> {
       libMs += ms;
     }
     libRounds.push(libBytes / MB / (libMs / 1000));
+    libCpuRounds.push(libBytes / MB / cpuSeconds(libCpu0));
 
     // (3) 200 MB through one session, in a fresh process.
     const big = await runBigChild();
     bigRounds.push(big);
     process.stderr.write(
-      `round ${r + 1}: text site ${fmt(siteRounds[r]!.mbps)} MB/s, libraries ${fmt(libRounds[r]!)} MB/s, 200 MB ${fmt(big.mbps)} MB/s (RSS +${fmt(big.rssGrowthMB)} MB)\n`,
+      `round ${r + 1}: text site ${fmt(siteRounds[r]!.mbps)} MB/s (${fmt(siteRounds[r]!.cpuMbps)} per CPU-s), libraries ${fmt(libRounds[r]!)} MB/s (${fmt(libCpuRounds[r]!)}), 200 MB ${fmt(big.mbps)} MB/s (${fmt(big.cpuMbps)}; RSS +${fmt(big.rssGrowthMB)} MB)\n`,
     );
   }
 
@@ -956,6 +954,13 @@ async function main(): Promise<void> {
       siteRounds.map((x) => x.mbps),
     ),
   );
+  rows.push(
+    mbpsRow(
+      '  MB per CPU-second',
+      siteRounds.map((x) => x.cpuMbps),
+      false,
+    ),
+  );
   for (const k of kinds) {
     const n = site.filter((f) => f.kind === k);
     const mb = n.reduce((a, f) => a + f.bytes.length, 0) / MB;
@@ -963,6 +968,7 @@ async function main(): Promise<void> {
   }
   const totalLibMB = libraries.reduce((a, l) => a + l.bytes, 0) / MB;
   rows.push(mbpsRow(`libraries, ${libraries.length} / ${fmt(totalLibMB)} MB (MB/s)`, libRounds));
+  rows.push(mbpsRow('  MB per CPU-second', libCpuRounds, false));
   for (const lib of libraries) {
     const row = mbpsRow(`  ${lib.name} (${fmt(lib.bytes / MB, 2)} MB)`, lib.mbps, false);
     row[3] = stats(lib.mbps).median >= TARGETS.scanMBps ? '' : 'below';
@@ -986,6 +992,13 @@ async function main(): Promise<void> {
     mbpsRow(
       '200 MB file, one ScanSession (MB/s)',
       bigRounds.map((b) => b.mbps),
+    ),
+  );
+  rows.push(
+    mbpsRow(
+      '  MB per CPU-second',
+      bigRounds.map((b) => b.cpuMbps),
+      false,
     ),
   );
   const growth = stats(bigRounds.map((b) => b.rssGrowthMB));
@@ -1019,7 +1032,7 @@ async function main(): Promise<void> {
     console.log(`\nFindings in the generated text site (no secrets in it; all false positives):`);
     for (const [k, n] of siteFindings) console.log(`  ${k} x ${n}`);
   }
-  for (const path of missing) console.log(`(skipped: node_modules/${path} not found)`);
+  for (const path of missing) console.log(`(skipped: node_modules/${path}: no such file)`);
 
   const out = {
     date: new Date().toISOString(),
@@ -1035,6 +1048,7 @@ async function main(): Promise<void> {
       bytes: siteBytes,
       seed: SITE_SEED,
       mbps: stats(siteRounds.map((x) => x.mbps)),
+      cpuMbps: stats(siteRounds.map((x) => x.cpuMbps)),
       rounds: siteRounds,
       byKind: Object.fromEntries(
         kinds.map((k) => {
@@ -1055,6 +1069,7 @@ async function main(): Promise<void> {
     libraries: {
       bytes: libraries.reduce((a, l) => a + l.bytes, 0),
       mbps: stats(libRounds),
+      cpuMbps: stats(libCpuRounds),
       rounds: libRounds,
       findings: libFindings,
       skipped: missing,
@@ -1072,6 +1087,7 @@ async function main(): Promise<void> {
       bytes: BIG_BYTES,
       poolBytes: BIG_POOL_BYTES,
       mbps: stats(bigRounds.map((b) => b.mbps)),
+      cpuMbps: stats(bigRounds.map((b) => b.cpuMbps)),
       rssGrowthMB: growth,
       rounds: bigRounds,
     },

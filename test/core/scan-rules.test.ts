@@ -9,6 +9,11 @@ import { lintSource } from '@secretlint/core';
 import { secretLintProfiler } from '@secretlint/profiler';
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintCoreConfig } from '@secretlint/types';
+import {
+  anySecretlintTriggered,
+  SECRETLINT_TRIGGERS,
+  secretlintTriggered,
+} from '../../src/core/scan/rules.js';
 import { type Finding, scanText } from '../../src/core/scan/scanner.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -185,6 +190,19 @@ const envName = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').to
 
 type Embed = (value: string, name: string) => string;
 
+const envFile = (v: string, name: string) =>
+  `# Production settings\nNODE_ENV=production\n${envName(name)}=${v.includes('\n') ? JSON.stringify(v) : v}\n`;
+const moduleSource = (v: string, name: string) =>
+  `// Storefront settings.\nexport const ${name} = ${JSON.stringify(v)};\nexport const region = "eu";\n`;
+
+/** A source map (one JSON line) whose sourcesContent holds `content` as the source `source`. */
+const sourceMap = (source: string, content: string) =>
+  `${JSON.stringify({ version: 3, file: 'app.min.js', sources: [source], sourcesContent: [content], names: [], mappings: 'AAAA;AACA' })}\n`;
+
+/** A bundle line with its source map inlined as a base64 data: URL. */
+const inlineSourceMap = (content: string) =>
+  `!function(){var c=window.app={};c.start()}();\n//# sourceMappingURL=data:application/json;charset=utf-8;base64,${Buffer.from(sourceMap('../src/config.ts', content)).toString('base64')}\n`;
+
 const EMBEDDINGS: Record<string, Embed> = {
   'a JS string literal': (v, name) =>
     `import { createClient } from './client.js';\n\nconst ${name} = ${JSON.stringify(v)};\nexport const client = createClient({ ${name} });\n`,
@@ -196,26 +214,23 @@ const EMBEDDINGS: Record<string, Embed> = {
     `/*! storefront v2.3.1 | MIT */\n!function(){"use strict";${MINIFIED_CODE};var c={region:"eu",${name}:${JSON.stringify(v)}};${MINIFIED_CODE};window.app=c}();\n//# sourceMappingURL=app.min.js.map\n`,
   'a template literal': (v, name) =>
     `const region = 'eu';\nconst ${name} = \`${v}\`;\nexport default { region, ${name} };\n`,
-  'a source map': (v, name) =>
-    `${JSON.stringify({
-      version: 3,
-      file: 'app.min.js',
-      sources: ['../src/config.ts'],
-      sourcesContent: [
-        `// Storefront settings.\nexport const ${name} = ${JSON.stringify(v)};\nexport const region = "eu";\n`,
-      ],
-      names: [],
-      mappings: 'AAAA;AACA',
-    })}\n`,
-  'a .env line': (v, name) =>
-    `# Production settings\nNODE_ENV=production\n${envName(name)}=${v.includes('\n') ? JSON.stringify(v) : v}\n`,
+  'a source map': (v, name) => sourceMap('../src/config.ts', moduleSource(v, name)),
+  'a .env line': envFile,
   'a YAML line': (v, name) =>
     `service:\n  region: eu-west-1\n  ${envName(name).toLowerCase()}: ${v.includes('\n') ? JSON.stringify(v) : v}\n`,
   // ASP.NET's default JavaScriptEncoder and other HTML-safe serializers write `"` as `\u0022`.
   'JSON with \\u0022 quotes in HTML': (v, name) =>
     `<!doctype html>\n<html>\n<body>\n<script>\n  window.__CONFIG__ = JSON.parse("${JSON.stringify({ region: 'eu', [name]: v }).replace(/"/g, '\\u0022')}");\n</script>\n</body>\n</html>\n`,
+  // A .env file a build bundled as text (a raw import): its lines sit in sourcesContent behind `\n` escapes.
+  "a .env file in a source map's sourcesContent": (v, name) =>
+    sourceMap('../.env.production', envFile(v, name)),
+  // Dev builds inline the map as a data: URL (webpack's inline-source-map, esbuild --sourcemap=inline).
+  'an inline base64 source map': (v, name) => inlineSourceMap(moduleSource(v, name)),
 };
 const ALL_EMBEDDINGS = Object.keys(EMBEDDINGS);
+
+/** Where a finding is expected when the value is not in the text as is: the inline map's comment. */
+const EMBEDDED_AT: Record<string, string> = { 'an inline base64 source map': '//# sourceMappingURL=' };
 
 /** 1-based line of the first occurrence of `needle`. */
 function lineOf(text: string, needle: string): number {
@@ -374,7 +389,7 @@ describe('scanText: each secret type in each embedding', () => {
   for (const p of POSITIVES) {
     for (const where of ALL_EMBEDDINGS) {
       const text = EMBEDDINGS[where]!(p.value, p.name);
-      const line = lineOf(text, p.value.slice(0, 12));
+      const line = lineOf(text, EMBEDDED_AT[where] ?? p.value.slice(0, 12));
       test(`scanText reports ${p.type} (${p.label}) in ${where} at line ${line}`, async () => {
         assert.deepEqual(brief(await scanText(text)), [{ type: p.type, line }]);
       });
@@ -420,6 +435,11 @@ const PEM_IN_PRETTY_MAP = `${JSON.stringify(
 )}\n`;
 
 const CONTEXT_CASES: Case[] = [
+  {
+    name: 'database_connection_string whose user name is a placeholder but whose password is real',
+    text: `const url = "postgres://USER:${chars('pg-real', 18, B62)}@db.example.net:5432/app";\n`,
+    expect: [{ type: 'database_connection_string', line: 1 }],
+  },
   {
     name: 'aws_access_key_id and aws_secret_access_key as a .env pair at lines 3 and 4',
     text: AWS_PAIR_ENV,
@@ -650,6 +670,54 @@ const GENERIC_CASES: Case[] = [
     5,
     'CLIENT_SECRET',
   ),
+  generic(
+    "generic_secret: `API_KEY=` in a .env file inside a source map's sourcesContent suggests API_KEY",
+    EMBEDDINGS["a .env file in a source map's sourcesContent"]!(chars('g-env-map', 40, B62), 'apiKey'),
+    1,
+    'API_KEY',
+  ),
+  generic(
+    "generic_secret: `token:` in a YAML file inside a source map's sourcesContent suggests TOKEN",
+    sourceMap('../deploy.yml', `deploy:\n  branch: main\n  token: ${chars('g-yaml-map', 40, B62)}\n`),
+    1,
+    'TOKEN',
+  ),
+  generic(
+    'generic_secret: `apiKey` in an inline base64 source map suggests API_KEY',
+    EMBEDDINGS['an inline base64 source map']!(chars('g-inline', 32, B62), 'apiKey'),
+    2,
+    'API_KEY',
+  ),
+  generic(
+    'generic_secret: a passphrase of words and digits (not a dotted name) suggests PASSWORD',
+    `login({\n  user: 'admin',\n  password: 'correct-horse-battery-staple-42',\n});\n`,
+    3,
+    'PASSWORD',
+  ),
+  generic(
+    'generic_secret: an Algolia admin key next to the application id and search key',
+    `ALGOLIA_APP_ID=BH4D9OD16A\nALGOLIA_SEARCH_API_KEY=${chars('algolia-search', 32, HEX)}\nALGOLIA_ADMIN_API_KEY=${chars('algolia-admin', 32, HEX)}\n`,
+    3,
+    'ALGOLIA_ADMIN_API_KEY',
+  ),
+  generic(
+    'generic_secret: a Datadog API key next to the RUM client token and application id',
+    `DD_CLIENT_TOKEN=pub${chars('dd-pub-env', 32, HEX)}\nDD_APPLICATION_ID=${uuid('dd-app-env')}\nDD_API_KEY=${chars('dd-api', 32, HEX)}\n`,
+    3,
+    'DD_API_KEY',
+  ),
+  generic(
+    'generic_secret: a PostHog personal API key (phx_) next to the project key (phc_)',
+    `POSTHOG_KEY=phc_${chars('phc-env', 43, B62)}\nPOSTHOG_PERSONAL_API_KEY=phx_${chars('phx', 43, B62)}\n`,
+    2,
+    'POSTHOG_PERSONAL_API_KEY',
+  ),
+  generic(
+    'generic_secret: a Mixpanel API secret next to mixpanel.init',
+    `mixpanel.init("${chars('mp-token-2', 32, HEX)}");\nconst mixpanelApiSecret = "${chars('mp-secret', 32, HEX)}";\n`,
+    2,
+    'MIXPANEL_API_SECRET',
+  ),
 ];
 
 describe('scanText: secrets found by context and name', () => {
@@ -787,6 +855,49 @@ const NEGATIVES: [string, string][] = [
     'a quoted word in a ternary',
     `e.type = visible ? 'password' : 'field-input-v2'; var k = x ? s.authKeyboard : "/api/v2/render/635";\n`,
   ],
+  // Placeholder connection strings (issue 21): documentation shows the shape, the reader fills it in.
+  [
+    'a MongoDB Atlas connection string with <username>:<password>',
+    `const uri = "mongodb+srv://<username>:<password>@cluster0.a1b2c.mongodb.net/?retryWrites=true&w=majority";\n`,
+  ],
+  [
+    'connection strings with HTML-escaped &lt;password&gt;',
+    `<pre><code>mongodb+srv://&lt;username&gt;:&lt;password&gt;@cluster0.a1b2c.mongodb.net/myFirstDatabase\nmongodb+srv://&lt;db_user&gt;:&lt;db_password&gt;@cluster0.a1b2c.mongodb.net/\npostgres://app:&#60;password&#62;@db.example.net/app\nmysql://root:&amp;lt;password&amp;gt;@localhost/shop</code></pre>\n`,
+  ],
+  [
+    'connection strings with URL-encoded and JSON-escaped <password>',
+    `<a href="/connect?url=postgres://%3Cuser%3E:%3Cpassword%3E@db.example.net/app">connect</a>\n{"uri":"mongodb+srv://\\u003cusername\\u003e:\\u003cpassword\\u003e@cluster0.a1b2c.mongodb.net"}\n`,
+  ],
+  [
+    'connection strings with USER:PASSWORD, {user}:{password} and [user]:[password]',
+    `DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DATABASE\npostgres://USERNAME:PASSWORD@HOSTNAME:PORT/DBNAME\npostgres://DB_USER:DB_PASS@db:5432/app\nconst url = \`postgres://{user}:{password}@{host}/{db}\`;\nmysql://[user]:[password]@localhost/shop\nredis://default:PASSWORD@redis-12345.c1.eu-west-1.redislabs.com:12345\n`,
+  ],
+  [
+    'connection strings with a default account (postgres:postgres, guest:guest, root:root)',
+    `DATABASE_URL=postgres://postgres:postgres@localhost:5432/postgres\nAMQP_URL=amqp://guest:guest@localhost:5672\nmysql://root:root@127.0.0.1:3306/test\n`,
+  ],
+  // Client tokens their vendors publish in the browser (issue 21).
+  [
+    'a Datadog RUM and browser-logs config with pub… client tokens',
+    `datadogRum.init({applicationId:"${uuid('dd-app')}",clientToken:"pub${chars('dd-rum', 32, HEX)}",site:"datadoghq.com",service:"storefront",sessionSampleRate:100});\nDD_LOGS.init({ clientToken: 'pub${chars('dd-logs', 32, HEX)}', site: 'datadoghq.eu', forwardErrorsToLogs: true });\nDD_CLIENT_TOKEN=pub${chars('dd-env', 32, HEX)}\n`,
+  ],
+  [
+    'a PostHog project API key phc_…',
+    `posthog.init('phc_${chars('phc', 43, B62)}', { api_host: 'https://eu.i.posthog.com' });\nPOSTHOG_API_KEY=phc_${chars('phc-2', 43, B62)}\nconst config = { posthogToken: "phc_${chars('phc-3', 43, B62)}" };\n`,
+  ],
+  [
+    'browser analytics and feature-flag keys next to them (Mixpanel, Amplitude, Bugsnag, Rollbar, Segment, LaunchDarkly)',
+    `mixpanel.init("${chars('mp', 32, HEX)}", { token: "${chars('mp', 32, HEX)}", track_pageview: true });\namplitude.init({ apiKey: '${chars('amp', 32, HEX)}', defaultTracking: true });\nBugsnag.start({ apiKey: '${chars('bugsnag', 32, HEX)}' });\nvar _rollbarConfig = { accessToken: "${chars('rollbar', 32, HEX)}", captureUncaught: true, captureUnhandledRejections: true };\nconst env = { MIXPANEL_TOKEN: "${chars('mp-env', 32, HEX)}", AMPLITUDE_API_KEY: "${chars('amp-env', 32, HEX)}" };\nanalytics.load("${chars('segment', 32, B62)}");\nconst ldClient = LDClient.initialize('${chars('ld', 24, HEX)}', { kind: 'user', key: 'anonymous' });\n`,
+  ],
+  // Language grammars (issue 21): Monarch (monaco-editor) and Ace name each rule's token class.
+  [
+    'a Monarch grammar whose rules name token classes (monaco-editor basic languages)',
+    `[/%([qws])\\(/,{token:"string.$1.delim",switchTo:"@qstring.$1.(.)"}],[/./,{cases:{"$#==$S4":{token:"string.$S2.delim",next:"@pop"}}}],[/[a-zA-Z_]\\w*/,{cases:{"@tagwords":{token:"keyword.tag-$0"},"@keywords":{token:"keyword.$0"},"@reservedConstNames":{token:"constant.reserved.$0"}}}]\n`,
+  ],
+  [
+    'Ace highlight rules whose tokens are scope names',
+    `this.$rules={start:[{token:"support.class.actionscript.2",regex:"\\\\b(?:R(?:ecordset)|Void)\\\\b"},{token:"punctuation.definition.string.begin.actionscript.2",regex:'"',push:[{token:"punctuation.definition.string.end.actionscript.2",regex:'"',next:"pop"},{defaultToken:"string.quoted.double.actionscript.2"}]},{token:"support.function.chars-and-bytes-io.logtalk",regex:"\\\\bnl\\\\b"}]};\n`,
+  ],
   [
     'messages ending in "token:" or "password:" in minified code',
     `console.warn("Invalid token:",e),t.retry(3,1e3),n.emit("auth");alert("Wrong password:"+n.attempts2+"/"+n.max3);\n`,
@@ -849,6 +960,22 @@ describe('secretlint preset-recommend against our scan', () => {
     t.diagnostic(`the preset flagged ${flagged} findings in ${PRESET_FIXTURES.length} fixtures`);
     assert.deepEqual(missed, []);
     assert.ok(flagged > 50, `the preset flagged only ${flagged} findings: is it running?`);
+  });
+
+  test('anySecretlintTriggered is true exactly when some preset rule is triggered', () => {
+    const texts = [
+      'const a = 1; // no trigger here: glc, lin_api, hvs, vcp, dckr_pat',
+      ...Object.values(SECRETLINT_TRIGGERS).flatMap((trigger) =>
+        trigger instanceof RegExp
+          ? ['fetch("https://deploy:hunter2@example.net/")']
+          : trigger.map((l) => `x=${l}y`),
+      ),
+    ];
+    for (const text of texts) {
+      const some = Object.keys(SECRETLINT_TRIGGERS).some((rule) => secretlintTriggered(rule, text));
+      assert.equal(anySecretlintTriggered(text), some, text);
+    }
+    assert.equal(anySecretlintTriggered(texts[0]!), false);
   });
 
   const misses: [string, string][] = [

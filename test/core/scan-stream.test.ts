@@ -214,6 +214,49 @@ describe('ScanSession: chunking', () => {
   });
 });
 
+describe('ScanSession: inline source maps', () => {
+  /** A bundle whose source map is inlined as base64 (its sources hold `secrets` at the given offsets). */
+  function bundleWithInlineMap(sourceChars: number, secrets: [offset: number, secret: string][]) {
+    let source = filler(sourceChars);
+    for (const [offset, secret] of secrets) source = place(source, offset, `\nconst t = "${secret}";\n`);
+    const map = JSON.stringify({
+      version: 3,
+      sources: ['src/app.ts'],
+      sourcesContent: [source],
+      mappings: 'AAAA',
+    });
+    const head = `${filler(50_000)}console.log("app");\n`;
+    return {
+      text: `${head}//# sourceMappingURL=data:application/json;charset=utf-8;base64,${Buffer.from(map).toString('base64')}\n`,
+      line: lineAt(head, head.length),
+    };
+  }
+
+  test('a secret in an inline base64 source map is reported once, at the line of its comment', async () => {
+    const { text, line } = bundleWithInlineMap(100_000, [[60_000, githubToken('inline-small')]]);
+    assert.deepEqual(brief(await scanText(text)), [{ type: 'github_token', line }]);
+  });
+
+  test('an inline map whose base64 runs over several windows is decoded whole, in any chunking', async () => {
+    // About 4 MiB of base64 from the comment on: the secrets sit at its start, across the first window's
+    // end and near its end.
+    const { text, line } = bundleWithInlineMap(3_000_000, [
+      [1_000, githubToken('inline-start')],
+      [(WINDOW_CHARS * 3) / 4 - 200, stripeKey('inline-boundary')],
+      [2_990_000, githubToken('inline-end')],
+    ]);
+    assert.ok(text.length > 3 * WINDOW_CHARS);
+    const expected = [
+      { type: 'github_token', line },
+      { type: 'github_token', line },
+      { type: 'stripe_secret_key', line },
+    ];
+    for (const size of [64 * 1024, 100_003]) {
+      assert.deepEqual(brief(await scanInChunks(text, size)), expected, `chunks of ${size} bytes`);
+    }
+  });
+});
+
 describe('isScannable(path, contentType)', () => {
   const cases: [string, string, boolean][] = [
     ['index.html', 'text/html', true],

@@ -9,6 +9,7 @@ import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recomme
 import type { SecretLintCoreConfig } from '@secretlint/types';
 import { isTextualMediaType } from '../../shared/rules/media-types.js';
 import {
+  anySecretlintTriggered,
   DETECTION_RULES,
   isPlaceholder,
   isPublicValue,
@@ -32,6 +33,7 @@ const PRESET_RULES = presetRules.filter((rule) => secretlintRuleName(rule.meta.i
 /** The preset's config for one window: only the rules whose trigger occurs in it (configs are reused). */
 const presetConfigs = new Map<string, SecretLintCoreConfig>();
 function presetConfigFor(text: string): SecretLintCoreConfig | null {
+  if (!anySecretlintTriggered(text)) return null;
   const active = PRESET_RULES.filter((rule) => secretlintTriggered(secretlintRuleName(rule.meta.id), text));
   if (active.length === 0) return null;
   const key = active.map((rule) => rule.meta.id).join(',');
@@ -44,7 +46,7 @@ function presetConfigFor(text: string): SecretLintCoreConfig | null {
 }
 
 /** Bump when a check function changes meaning (pattern changes bump the version by themselves). */
-const RULES_REVISION = 3;
+const RULES_REVISION = 4;
 
 /**
  * Identifies the rules a cached result was computed with: a blob's result is reused only by the same
@@ -147,6 +149,16 @@ async function scanWindow(text: string): Promise<WindowFinding[]> {
   return kept;
 }
 
+/**
+ * An inline source map (`//# sourceMappingURL=data:application/json;base64,...`, what webpack's
+ * inline-source-map and esbuild's `--sourcemap=inline` write): its base64 hides the sources from every
+ * rule, so it is decoded and scanned as a file of its own, its findings reported at the comment's line.
+ */
+const INLINE_MAP_MARKER = 'sourceMappingURL=data:';
+/** The rest of an inline map's comment, at `lastIndex` (after INLINE_MAP_MARKER, found by indexOf: faster). */
+const INLINE_MAP_RE = /application\/json[^,\s]{0,64};base64,/y;
+const BASE64_RUN_RE = /[A-Za-z0-9+/=]*/y;
+
 function countNewlines(text: string, from: number, to: number): number {
   let n = 0;
   for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) n++;
@@ -165,6 +177,10 @@ export class ScanSession {
   /** Findings starting before this index of `pending` were reported by the previous window. */
   private reportFrom = 0;
   private readonly findings: Finding[] = [];
+  /** The inline source map being decoded: its own session, its comment's line, base64 not yet decoded. */
+  private inlineMap: { session: ScanSession; line: number; carry: string } | null = null;
+  /** Index of `pending` from which inline source maps are looked for (those before it were handled). */
+  private inlineFrom = 0;
 
   async push(chunk: Uint8Array): Promise<void> {
     this.pending += this.decoder.decode(chunk, { stream: true });
@@ -185,6 +201,7 @@ export class ScanSession {
       // end, where every match is whole in it; the next one from there on.
       const reportTo = whole ? window.length : window.length - OVERLAP_CHARS;
       this.record(window, await scanWindow(window), this.reportFrom, reportTo);
+      await this.scanInlineMaps(window, whole);
       if (whole) {
         this.pending = '';
         return;
@@ -197,8 +214,44 @@ export class ScanSession {
       if (nl !== -1 && nl + 1 >= cut - CONTEXT_CHARS) cut = nl + 1;
       this.line += countNewlines(window, 0, cut);
       this.reportFrom = reportTo - cut;
+      this.inlineFrom = Math.max(0, this.inlineFrom - cut);
       this.pending = this.pending.slice(cut);
     }
+  }
+
+  /**
+   * Feeds the inline source maps of `window` (from `inlineFrom` on) to their own sessions, a map whose
+   * base64 runs past the window's end carrying on in the next window; `last` is the file's last window.
+   */
+  private async scanInlineMaps(window: string, last: boolean): Promise<void> {
+    let at = this.inlineFrom;
+    for (;;) {
+      if (!this.inlineMap) {
+        const marker = window.indexOf(INLINE_MAP_MARKER, at);
+        if (marker === -1) break;
+        INLINE_MAP_RE.lastIndex = marker + INLINE_MAP_MARKER.length;
+        if (!INLINE_MAP_RE.test(window)) {
+          at = marker + INLINE_MAP_MARKER.length;
+          continue;
+        }
+        const line = this.line + countNewlines(window, 0, marker);
+        this.inlineMap = { session: new ScanSession(), line, carry: '' };
+        at = INLINE_MAP_RE.lastIndex;
+      }
+      BASE64_RUN_RE.lastIndex = at;
+      BASE64_RUN_RE.exec(window);
+      const end = BASE64_RUN_RE.lastIndex;
+      const base64 = this.inlineMap.carry + window.slice(at, end);
+      const whole = base64.length - (base64.length % 4);
+      await this.inlineMap.session.push(Buffer.from(base64.slice(0, whole), 'base64'));
+      this.inlineMap.carry = base64.slice(whole);
+      at = end;
+      if (end === window.length && !last) break;
+      const { session, line } = this.inlineMap;
+      this.inlineMap = null;
+      for (const f of await session.finish()) this.findings.push({ ...f, line });
+    }
+    this.inlineFrom = at;
   }
 
   /** Keeps the findings of `window` that start in `from`..`to`, with their line numbers. */
