@@ -212,6 +212,25 @@ function looksLikeText(head: Buffer): boolean {
   }
 }
 
+/**
+ * File names only a Slipway service's DATA_DIR holds (src/config.ts): the secrets key that decrypts
+ * site variables, the embedded database (accounts, key hashes, sessions) and the dev outbox (sign-in
+ * codes). Publishing one would hand them to the world.
+ */
+const SERVICE_DATA_FILES = new Set([
+  'secrets.key',
+  'slipway.db',
+  'slipway.db-wal',
+  'slipway.db-shm',
+  'slipway.db-journal',
+  'outbox.log',
+]);
+
+/** The files among `files` that belong to a Slipway service's DATA_DIR (empty when there are none). */
+export function serviceDataFiles(files: Array<{ path: string }>): string[] {
+  return files.filter((f) => SERVICE_DATA_FILES.has(f.path.split('/').pop() ?? '')).map((f) => f.path);
+}
+
 // ---- publishing -------------------------------------------------------------------------------
 
 /**
