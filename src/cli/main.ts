@@ -98,7 +98,13 @@ function quietOnClosedOutput(): void {
 async function main(argv: string[]): Promise<void> {
   quietOnClosedOutput();
   const here = userDirectory();
-  if (here !== undefined && here !== process.cwd()) process.chdir(here);
+  if (here !== undefined && here !== process.cwd()) {
+    try {
+      process.chdir(here);
+    } catch {
+      // The folder is gone or closed to us: paths stay relative to npm's folder.
+    }
+  }
   const json = argv.includes('--json');
   try {
     await buildProgram().parseAsync(argv);

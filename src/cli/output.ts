@@ -119,7 +119,7 @@ export function cliHint(err: ApiClientError): string | undefined {
   if (domain !== undefined) {
     return `Run \`slipway domains verify ${domain}\` once its DNS record is in place (\`slipway domains list\` shows what it needs).`;
   }
-  const expired = /^The site (\S+) has expired/.exec(err.message)?.[1];
+  const expired = /^The site (\S+) has expired: extend/.exec(err.message)?.[1];
   if (expired !== undefined) {
     return `Extend its expiry with \`slipway meta ${expired} --ttl SECONDS\` or remove it with \`slipway meta ${expired} --no-ttl\`, then publish again.`;
   }

@@ -96,6 +96,28 @@ describe('slipway for a new user (issue 21)', () => {
     assert.equal((await readState(anonDir)).claimToken, undefined);
   });
 
+  test('`npm run cli -- publish .` from a site folder inside the checkout publishes that folder, not the checkout', async () => {
+    await mkdir(join(CHECKOUT, '.tmp'), { recursive: true });
+    const dir = await mkdtemp(join(CHECKOUT, '.tmp', 'site-'));
+    dirs.push(dir);
+    await writeFile(join(dir, 'index.html'), '<h1>inside</h1>');
+    const child = spawn('npm', ['run', '--silent', 'cli', '--', 'publish', '.', '--json'], {
+      cwd: dir,
+      env: owned.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const done = collect(child);
+    child.stdin.end();
+    const res = await done;
+    assert.equal(res.code, 0, res.stderr);
+    const info = await owned.run(['info', res.json.slug, '--json']);
+    assert.deepEqual(
+      info.json.files.map((f: { path: string }) => f.path),
+      ['index.html'],
+    );
+    assert.equal((await readState(dir)).slug, res.json.slug);
+  });
+
   test('a folder holding a Slipway DATA_DIR or a secrets.key is refused before any request', async () => {
     const dir = await site({
       'index.html': '<h1>checkout</h1>',
