@@ -69,7 +69,7 @@ describe('slipway publish memory', { skip: !existsSync(TIME) && `${TIME} is not 
     );
     // Before: 295 MB for 190 MB (fetch buffered the stream body; hashing allocated a chunk per read).
     assert.ok(
-      peak - small < 16,
+      peak - small < 32,
       `peak RSS ${peak.toFixed(0)} MB for 190 MB, ${small.toFixed(0)} MB for 1 MB`,
     );
     // The built CLI (node dist/cli/main.js) peaks at 96 MB here; the tsx loader of the tests adds ~20 MB
