@@ -4,6 +4,7 @@
 // comes from SLIPWAY_API_KEY or the credentials file `slipway login` writes. docs/cli.md has the rest.
 
 import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerAuth } from './commands/auth.js';
 import { registerBilling } from './commands/billing.js';
@@ -14,7 +15,7 @@ import { registerLinks } from './commands/links.js';
 import { registerPublish } from './commands/publish.js';
 import { registerSites } from './commands/sites.js';
 import { registerVars } from './commands/vars.js';
-import { EXIT, Output, reportFailure, UserError } from './output.js';
+import { EXIT, Output, reportFailure, restoreTerminal, UserError } from './output.js';
 import { action } from './session.js';
 
 /** The package version (package.json is two levels up from both src/cli/ and dist/cli/). */
@@ -66,7 +67,44 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * The folder the user ran the command from. `npm run cli -- ...` runs this file in the checkout (npm
+ * moves to the package root) and keeps the user's folder in INIT_CWD; only our own `cli` script is
+ * trusted for that: a `slipway` called from another package's npm script keeps npm's folder, as that
+ * script's relative paths expect.
+ */
+function userDirectory(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.npm_lifecycle_event !== 'cli' || env.npm_package_name !== 'slipway') return undefined;
+  const dir = env.INIT_CWD;
+  return dir && isAbsolute(dir) ? dir : undefined;
+}
+
+/**
+ * A closed stdout or stderr (`slipway publish --help | head -3`) ends the command quietly: the reader
+ * has what it wanted, and a stack trace about EPIPE helps nobody.
+ */
+function quietOnClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') {
+        restoreTerminal();
+        process.exit(process.exitCode ?? EXIT.OK);
+      }
+      throw err;
+    });
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
+  quietOnClosedOutput();
+  const here = userDirectory();
+  if (here !== undefined && here !== process.cwd()) {
+    try {
+      process.chdir(here);
+    } catch {
+      // The folder is gone or closed to us: paths stay relative to npm's folder.
+    }
+  }
   const json = argv.includes('--json');
   try {
     await buildProgram().parseAsync(argv);

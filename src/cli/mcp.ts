@@ -6,7 +6,13 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
 import { ApiClient, ApiClientError, NetworkError } from '../client/api.js';
-import { collectDirectory, inlineFiles, type LocalFile, publishFiles } from '../client/publish.js';
+import {
+  collectDirectory,
+  inlineFiles,
+  type LocalFile,
+  publishFiles,
+  serviceDataFiles,
+} from '../client/publish.js';
 
 export interface McpOptions {
   server: string;
@@ -92,7 +98,16 @@ async function filesFrom(args: {
   files?: z.infer<typeof InlineFile>[];
 }): Promise<LocalFile[]> {
   if (args.directory && args.files) throw new Error('Give either "directory" or "files", not both.');
-  if (args.directory) return collectDirectory(args.directory);
+  if (args.directory) {
+    const files = await collectDirectory(args.directory);
+    const data = serviceDataFiles(files);
+    if (data.length > 0) {
+      throw new Error(
+        `Refusing to publish ${args.directory}: it holds a Slipway service's data (${data.slice(0, 3).join(', ')}), such as its database and secrets key. Publish the site's own folder instead.`,
+      );
+    }
+    return files;
+  }
   if (args.files && args.files.length > 0) return inlineFiles(args.files);
   throw new Error('Give "directory" (a local folder) or "files" (inline contents).');
 }

@@ -73,7 +73,14 @@ export function exitCodeOf(err: unknown): number {
 /** The JSON document of a failure: the server's error body, or one of the same shape. */
 export function errorDocument(err: unknown): Record<string, unknown> {
   if (err instanceof ApiClientError) {
-    return { error: err.message, code: err.code, status: err.status, ...err.body };
+    const hint = cliHint(err);
+    return {
+      error: err.message,
+      code: err.code,
+      status: err.status,
+      ...err.body,
+      ...(hint !== undefined ? { cliHint: hint } : {}),
+    };
   }
   if (err instanceof NetworkError) return { error: err.message, code: 'NETWORK_ERROR' };
   if (err instanceof UserError) {
@@ -93,12 +100,73 @@ export function reportFailure(out: Output, err: unknown, details?: () => void): 
     const doc = errorDocument(err);
     out.note(`error ${String(doc.code)}: ${String(doc.error)}`);
     details?.();
-    if (typeof doc.hint === 'string') out.note(`hint: ${doc.hint}`);
+    const hint = typeof doc.cliHint === 'string' ? doc.cliHint : doc.hint;
+    if (typeof hint === 'string') out.note(`hint: ${hint}`);
     if (process.env.SLIPWAY_DEBUG && err instanceof Error && !(err instanceof UserError)) {
       out.note(err.stack ?? '');
     }
   }
   return exitCodeOf(err);
+}
+
+/**
+ * What to run instead, when the server's hint (or message) names an API call: the CLI's users type
+ * `slipway ...`, not `POST /api/...`. Undefined keeps the server's hint.
+ */
+export function cliHint(err: ApiClientError): string | undefined {
+  const hint = err.hint ?? '';
+  const domain = /^(\S+) is not verified yet/.exec(err.message)?.[1];
+  if (domain !== undefined) {
+    return `Run \`slipway domains verify ${domain}\` once its DNS record is in place (\`slipway domains list\` shows what it needs).`;
+  }
+  const expired = /^The site (\S+) has expired: extend/.exec(err.message)?.[1];
+  if (expired !== undefined) {
+    return `Extend its expiry with \`slipway meta ${expired} --ttl SECONDS\` or remove it with \`slipway meta ${expired} --no-ttl\`, then publish again.`;
+  }
+  if (hint.includes('/api/billing/checkout')) return 'Upgrade to Hobby with `slipway upgrade`.';
+  if (hint.includes('/api/billing/portal')) return 'Manage the subscription with `slipway portal`.';
+  if (err.code === 'UNAUTHORIZED') return 'Run `slipway login` (or set SLIPWAY_API_KEY).';
+  if (/upgrade to Hobby/i.test(hint)) {
+    return `${hint.replace(/\.$/, '')}: \`slipway list\`, \`slipway delete <slug>\`, \`slipway upgrade\`.`;
+  }
+  if (hint.includes('/api/openapi.json')) return 'See `slipway help <command>` for what each option takes.';
+  return undefined;
+}
+
+let terminalTaken = false;
+
+function restoreOnSignal(signal: NodeJS.Signals): void {
+  restoreTerminal();
+  process.stderr.write('\n');
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+const onExit = () => restoreTerminal();
+
+/**
+ * The progress bar hid the cursor and switched line wrapping off: from now until `restoreTerminal`,
+ * every way out (Ctrl-C, SIGTERM, an error, a normal end) turns both back on. Ctrl-C exits 130.
+ */
+export function takeTerminal(): void {
+  if (terminalTaken) return;
+  terminalTaken = true;
+  process.on('SIGINT', restoreOnSignal);
+  process.on('SIGTERM', restoreOnSignal);
+  process.on('exit', onExit);
+}
+
+/** Shows the cursor and turns line wrapping back on (`write: false` when the bar already did). */
+export function restoreTerminal(write = true): void {
+  if (!terminalTaken) return;
+  terminalTaken = false;
+  process.removeListener('SIGINT', restoreOnSignal);
+  process.removeListener('SIGTERM', restoreOnSignal);
+  process.removeListener('exit', onExit);
+  if (!write) return;
+  try {
+    process.stderr.write('\x1b[?25h\x1b[?7h');
+  } catch {
+    // stderr is gone: there is no terminal left to restore.
+  }
 }
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];

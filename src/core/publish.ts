@@ -351,7 +351,17 @@ export async function finalizeSite(
   // Finalizing the live version again is harmless.
   if (versionId === site.current_version_id) return result([]);
   if (site.expires_at !== null && site.expires_at <= now) {
-    throw invalid('This site has expired and can no longer be published; create a new one.');
+    // An owned site comes back when its expiry is extended or removed (decisions.md, issue 21); an
+    // anonymous one cannot be updated at all.
+    if (site.owner_id === null) {
+      throw invalid(`The site ${slug} has expired and can no longer be published; publish a new site.`);
+    }
+    throw invalid(
+      `The site ${slug} has expired: extend or remove its expiry, then publish again (nothing was published).`,
+      {
+        hint: `PATCH /api/v1/publish/${slug}/metadata with {"ttlSeconds": N} or {"ttlSeconds": null}, then finalize again.`,
+      },
+    );
   }
 
   const pending = await pendingVersionOf(deps.db.kysely, slug);

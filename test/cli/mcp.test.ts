@@ -145,6 +145,21 @@ describe('slipway mcp (Model Context Protocol over stdio)', () => {
     assert.ok(!text.includes('4eC39HqLyjWDarjtT1zdp7dcQx91Lm'), 'the secret is echoed');
   });
 
+  test('publish_site refuses a folder holding a Slipway DATA_DIR (secrets.key, slipway.db)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'slipway-mcp-data-'));
+    try {
+      await mkdir(join(dir, 'data'));
+      await writeFile(join(dir, 'index.html'), '<h1>checkout</h1>');
+      await writeFile(join(dir, 'data', 'secrets.key'), 'a-key');
+      await writeFile(join(dir, 'data', 'slipway.db'), 'SQLite format 3');
+      const res = await client.callTool({ name: 'publish_site', arguments: { directory: dir } });
+      assert.equal(res.isError, true, JSON.stringify(res.content));
+      assert.match((res.content as TextContent)[0]!.text, /Slipway service's data \(data\/secrets\.key/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a server refusal is a tool error with the code, not a crash', async () => {
     const res = await client.callTool({ name: 'get_site', arguments: { slug: 'no-such-site-zz' } });
     assert.equal(res.isError, true);

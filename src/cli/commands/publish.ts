@@ -8,7 +8,14 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiClient, ApiClientError } from '../../client/api.js';
 import type { LocalFile, PublishEvent, PublishOutcome } from '../../client/publish.js';
 import { serverId } from '../credentials.js';
-import { formatBytes, type Output, reportFailure, UserError } from '../output.js';
+import {
+  formatBytes,
+  type Output,
+  reportFailure,
+  restoreTerminal,
+  takeTerminal,
+  UserError,
+} from '../output.js';
 import { action, type Session } from '../session.js';
 import { readState, type SiteState, statePath, writeState } from '../state.js';
 
@@ -18,6 +25,7 @@ interface PublishFlags {
   ttl?: number;
   concurrency: number;
   force?: boolean;
+  verbose?: boolean;
 }
 
 /** Parses a whole number >= 1 (commander option parser). */
@@ -44,9 +52,13 @@ export function registerPublish(program: Command): void {
       '--force',
       'replace the live version even if someone published since this folder was last published',
     )
+    .option('--verbose', 'also print the API calls behind the steps that fix a refused publish')
     .addHelpText(
       'after',
       `
+Refused before anything is sent: a folder holding a Slipway service's data (secrets.key, slipway.db,
+outbox.log: a DATA_DIR), whose publication would expose its database and key.
+
 Skipped: .git, node_modules, .slipway, hidden files except .well-known, and whatever .slipwayignore
 (gitignore syntax) names; "!name" in .slipwayignore publishes a hidden file after all.
 
@@ -68,8 +80,20 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
     throw new UserError(`${target} is not a folder or a file`, { code: 'NO_SUCH_PATH' });
   }
   const isDir = info.isDirectory();
-  const { collectDirectory, collectFile, publishFiles } = await import('../../client/publish.js');
+  const { collectDirectory, collectFile, publishFiles, serviceDataFiles } = await import(
+    '../../client/publish.js'
+  );
   const all = isDir ? await collectDirectory(abs) : await collectFile(abs);
+  const serviceData = serviceDataFiles(all);
+  if (serviceData.length > 0) {
+    throw new UserError(
+      `refusing to publish ${target}: it holds a Slipway service's data (${listedPaths(serviceData)}), its database, secrets key or sign-in codes`,
+      {
+        code: 'SERVICE_DATA',
+        hint: `Publish the site's own folder (e.g. ./dist), not the service's checkout or its DATA_DIR (${abs}). Under npm, relative paths follow the folder you ran \`npm run cli\` from.`,
+      },
+    );
+  }
   const files = all.filter((f) => f.size > 0);
   const empty = all.filter((f) => f.size === 0);
   if (empty.length > 0) {
@@ -158,7 +182,13 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
     await earlyState;
     if (err instanceof ApiClientError && err.code === 'SECRET_DETECTED') {
       process.exitCode = reportFailure(out, err, () =>
-        printFindings(out, err, planSlug ?? slug ?? '<slug>', !client.apiKey),
+        printFindings(out, err, {
+          slug: planSlug ?? slug ?? '<slug>',
+          anonymous: !client.apiKey,
+          target: target!,
+          server: session.server,
+          verbose: flags.verbose === true,
+        }),
       );
       return;
     }
@@ -233,8 +263,12 @@ async function claimBeforeUpdate(
 }
 
 function listed(files: LocalFile[]): string {
-  const names = files.slice(0, 5).map((f) => f.path);
-  return files.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
+  return listedPaths(files.map((f) => f.path));
+}
+
+function listedPaths(paths: string[]): string {
+  const names = paths.slice(0, 5);
+  return paths.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
 }
 
 interface Finding {
@@ -245,32 +279,68 @@ interface Finding {
   suggestedProxyHosts: string[];
 }
 
-/** SECRET_DETECTED: each finding, the server's remediation steps and the commands that apply them. */
-function printFindings(out: Output, err: ApiClientError, slug: string, anonymous: boolean): void {
+/** A remediation step that is a raw HTTP call (printed with --verbose only: the CLI has commands for them). */
+const HTTP_CALL = /\b(?:GET|PUT|POST|PATCH|DELETE) (?:https?:\/\/|\/api\/)/;
+
+/**
+ * SECRET_DETECTED: each finding, then the CLI's own commands that fix it (variables, hosts, the code
+ * change, the republish); the server's remediation steps as API calls only with --verbose. A step
+ * about the site proxy being switched off is always shown: without it the fix cannot work.
+ */
+function printFindings(
+  out: Output,
+  err: ApiClientError,
+  ctx: { slug: string; anonymous: boolean; target: string; server: string; verbose: boolean },
+): void {
+  const { slug } = ctx;
   const findings = Array.isArray(err.body.detectedSecrets) ? (err.body.detectedSecrets as Finding[]) : [];
-  const remediation = (err.body.remediation ?? {}) as { steps?: string[] };
+  const remediation = (err.body.remediation ?? {}) as {
+    steps?: string[];
+    suggestedVariableNames?: string[];
+    suggestedProxyHosts?: string[];
+  };
   for (const f of findings) {
     const hosts = f.suggestedProxyHosts ?? [];
     const via = hosts.length > 0 ? ` via host ${hosts.join(',')}` : '';
     out.note(`${f.path}:${f.line}  ${f.type}  -> use variable ${f.suggestedVariableName}${via}`);
   }
+  const names = [
+    ...new Set([
+      ...findings.map((f) => f.suggestedVariableName),
+      ...(remediation.suggestedVariableNames ?? []),
+    ]),
+  ].filter((n) => typeof n === 'string' && n !== '');
+  const hosts = [
+    ...new Set([
+      ...findings.flatMap((f) => f.suggestedProxyHosts ?? []),
+      ...(remediation.suggestedProxyHosts ?? []),
+    ]),
+  ];
   const steps = remediation.steps ?? [];
-  if (steps.length > 0) {
-    out.note('To fix it:');
+  for (const step of steps) {
+    if (/PROXY_ENABLED|proxy is (?:off|disabled|switched off)/i.test(step)) out.note(`note: ${step}`);
+  }
+  if (names.length > 0) {
+    out.note('To fix it (each value is read from a prompt or stdin, never from the command line):');
+    if (ctx.anonymous)
+      out.note('  (these need an account: run `slipway login`, publish again and use the new slug)');
+    for (const name of names) out.note(`  slipway vars set ${slug} ${name}`);
+    if (hosts.length > 0) for (const host of hosts) out.note(`  slipway hosts add ${slug} ${host}`);
+    else out.note(`  slipway hosts add ${slug} <api host>`);
+    const paths = [...new Set(findings.map((f) => f.path))];
+    const placeholders = names.map((n) => `{{${n}}}`).join(', ');
+    out.note(
+      `  then, in ${paths.length > 0 ? paths.join(', ') : 'the files above'}, remove each secret and call its API through the site proxy (POST ${ctx.server}/api/v1/proxy/${slug}), writing ${placeholders} where ${names.length === 1 ? 'the secret was' : 'each secret was (the list above names which)'}`,
+    );
+    out.note(`  slipway publish ${ctx.target}`);
+  }
+  if ((ctx.verbose || names.length === 0) && steps.length > 0) {
+    out.note('The same as API calls (remediation.steps):');
     steps.forEach((step, i) => {
       out.note(`  ${i + 1}. ${step}`);
     });
-  }
-  const names = [...new Set(findings.map((f) => f.suggestedVariableName))];
-  const hosts = [...new Set(findings.flatMap((f) => f.suggestedProxyHosts ?? []))];
-  if (names.length > 0) {
-    out.note(
-      'Store the secret as a site variable and approve the host (the value is read from a prompt or stdin):',
-    );
-    if (anonymous)
-      out.note('  (these need an account: run `slipway login`, publish again and use the new slug)');
-    for (const name of names) out.note(`  slipway vars set ${slug} ${name}`);
-    for (const host of hosts) out.note(`  slipway hosts add ${slug} ${host}`);
+  } else if (steps.some((step) => HTTP_CALL.test(step))) {
+    out.note('(add --verbose for the API calls behind these steps)');
   }
   out.note('Nothing was published.');
 }
@@ -333,6 +403,7 @@ async function createProgress(out: Output): Promise<Progress> {
         totalBytes = e.bytes;
         startedAt = performance.now();
         running = true;
+        takeTerminal();
         bar.start(e.uploads, 0, payload());
       } else if (e.kind === 'uploaded' && running) {
         doneBytes += e.bytes;
@@ -343,11 +414,15 @@ async function createProgress(out: Output): Promise<Progress> {
         );
       } else if (e.kind === 'finalizing' && running) {
         bar.stop();
+        restoreTerminal(false);
         running = false;
       }
     },
     stop() {
-      if (running) bar.stop();
+      if (running) {
+        bar.stop();
+        restoreTerminal(false);
+      }
       running = false;
     },
   };
