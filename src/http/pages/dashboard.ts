@@ -160,7 +160,7 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
     }
     const rows = sites.sites.map((site) => {
       const reason = reasons.get(site.slug);
-      return html`<tr><td data-label="Site"><a href="/dashboard/sites/${site.slug}">${site.slug}</a>${
+      return html`<tr><td data-label="Site" class="nowrap"><a href="/dashboard/sites/${site.slug}">${site.slug}</a>${
         site.status === 'pending'
           ? ''
           : html` <a class="muted" href="${site.siteUrl}" aria-label="Open ${site.slug}">open</a>`
@@ -169,7 +169,7 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
           ? html`<strong>Not published yet</strong> <span class="muted">(${reason ?? 'never finalized'})</span>`
           : site.status
       }</td>
-<td data-label="Files">${site.fileCount}</td><td data-label="Size">${formatBytes(site.totalSize)}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`;
+<td data-label="Files">${site.fileCount}</td><td data-label="Size" class="nowrap">${formatBytes(site.totalSize)}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`;
     });
     return sendPage(
       reply,
@@ -268,7 +268,11 @@ ${await accountSections(
 ${
   notPublished === null
     ? ''
-    : html`<p class="warn" role="status">Not published yet: ${notPublished}. Nothing is served at its address until a publish of it is finalized.</p>`
+    : html`<p class="warn" role="status">Not published yet: ${notPublished}. Nothing is served at its address until a publish of it is finalized.${
+        notPublished.startsWith('the last publish was refused')
+          ? ' Store each secret as a variable and allow its API host (below), make the page call the API through the site proxy, then publish again: the refusal the CLI or API answered lists each step.'
+          : ''
+      }</p>`
 }
 <p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
 <h2>Details</h2>
@@ -301,6 +305,7 @@ ${
 <form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
 <label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
 <h2>Versions</h2>
+${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
 <ul>${versions.map(
           (v) =>
             html`<li>${timeTag(v.createdAt)} · ${v.fileCount} files · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
@@ -310,7 +315,7 @@ ${
           site.files.reduce((sum, f) => sum + f.size, 0),
         )}</summary>
 <table class="stack"><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Size</th></tr></thead>
-<tbody>${site.files.map((f) => html`<tr><td data-label="Path">${f.path}</td><td data-label="Type">${f.contentType}</td><td data-label="Size">${formatBytes(f.size)}</td></tr>`)}</tbody></table></details>
+<tbody>${site.files.map((f) => html`<tr><td data-label="Path">${f.path}</td><td data-label="Type">${f.contentType}</td><td data-label="Size" class="nowrap">${formatBytes(f.size)}</td></tr>`)}</tbody></table></details>
 <h2>Copy or delete</h2>
 <form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
 <form method="post" action="/dashboard/sites/delete">${csrf}${slugField}

@@ -54,9 +54,9 @@ async function publishOneByOne(t: TestApp, key: string, files: Files) {
 
 /** The table row of `slug` on /dashboard. */
 const rowOf = (page: string, slug: string) =>
-  new RegExp(`<tr><td data-label="Site"><a href="/dashboard/sites/${slug}">[\\s\\S]*?</tr>`).exec(
-    page,
-  )?.[0] ?? '';
+  new RegExp(
+    `<tr><td data-label="Site" class="nowrap"><a href="/dashboard/sites/${slug}">[\\s\\S]*?</tr>`,
+  ).exec(page)?.[0] ?? '';
 
 describe('pages for a new user', () => {
   let t: TestApp;
@@ -138,11 +138,11 @@ describe('pages for a new user', () => {
       assert.ok(at(settings) > 0 && at(settings) < at('<h2>Files'), `${settings} comes before the files`);
     }
     assert.match(page, /<details id="files"><summary>61 files, 11\.\d KB<\/summary>/);
-    assert.match(page, /<td data-label="Size">11\.\d KB<\/td>/);
+    assert.match(page, /<td data-label="Size" class="nowrap">11\.\d KB<\/td>/);
     const few = (await b.request(`/dashboard/sites/${small.slug}`)).text;
     assert.match(few, /<details id="files" open><summary>1 file, \d+ B<\/summary>/);
     const dash = (await b.request('/dashboard')).text;
-    assert.match(rowOf(dash, site.slug), /<td data-label="Size">11\.\d KB<\/td>/);
+    assert.match(rowOf(dash, site.slug), /<td data-label="Size" class="nowrap">11\.\d KB<\/td>/);
     assert.doesNotMatch(dash, /data-label="Bytes"/);
   });
 
