@@ -7,8 +7,10 @@
 //   node scripts/local-dns.mjs www.example.test CNAME localhost \
 //     _service.www.example.test TXT service-verify=...
 //
-// TYPE is A, AAAA, CNAME or TXT; names match without regard to case or a trailing dot. UDP only (the
-// answers are small). Node's standard library only: no install needed.
+// TYPE is A, AAAA, CNAME or TXT; names match without regard to case or a trailing dot. `localhost` is
+// answered with the loopback addresses (RFC 6761) unless given: an apex domain is checked against the
+// addresses of CNAME_TARGET, `localhost` on a local run. UDP only (the answers are small). Node's
+// standard library only: no install needed.
 
 import dgram from 'node:dgram';
 import { getServers } from 'node:dns';
@@ -60,6 +62,12 @@ function parseArgs(argv) {
     if (type === 'AAAA' && !isIPv6(value)) fail(`AAAA ${name}: ${value} is not an IPv6 address`);
     if (!records.has(name)) records.set(name, []);
     records.get(name).push({ type, value: type === 'CNAME' ? bare(value) : value });
+  }
+  if (!records.has('localhost')) {
+    records.set('localhost', [
+      { type: 'A', value: '127.0.0.1' },
+      { type: 'AAAA', value: '::1' },
+    ]);
   }
   return { options, records };
 }

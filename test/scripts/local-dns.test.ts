@@ -38,7 +38,7 @@ after(() => {
 });
 
 describe('scripts/local-dns.mjs', () => {
-  test('answers CNAME, TXT, A (also through a local CNAME) and AAAA; an unknown name is NXDOMAIN with --no-forward', async () => {
+  test('answers CNAME, TXT, A (also through a local CNAME) and AAAA, localhost as loopback; an unknown name is NXDOMAIN with --no-forward', async () => {
     const server = await startLocalDns([
       '--port',
       '0',
@@ -64,6 +64,9 @@ describe('scripts/local-dns.mjs', () => {
     assert.deepEqual(await r.resolve4('www.example.test'), ['127.0.0.1'], 'through the CNAME');
     assert.deepEqual(await r.resolve6('v6.example.test'), ['::1']);
     await assert.rejects(r.resolve4('unknown.example.test'), { code: 'ENOTFOUND' });
+    // localhost is the loopback (RFC 6761): an apex is checked against CNAME_TARGET's addresses.
+    assert.deepEqual(await r.resolve4('localhost'), ['127.0.0.1']);
+    assert.deepEqual(await r.resolve6('localhost'), ['::1']);
   });
 
   test('bad arguments: exit 2 with the usage', () => {
