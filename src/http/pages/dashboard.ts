@@ -374,11 +374,13 @@ ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` :
       const added = await addDomain(hostDeps, s.account, b.domain ?? '');
       return `${added.domain} added: create its DNS records, then verify.`;
     });
-    action(
-      '/dashboard/domains/verify',
-      home,
-      async (s, b) => (await verifyDomain(hostDeps, s.account, b.domain ?? '')).message,
-    );
+    // Core's messages name the API's next call; on this page the next step is the Links form.
+    action('/dashboard/domains/verify', home, async (s, b) => {
+      const result = await verifyDomain(hostDeps, s.account, b.domain ?? '');
+      return result.verified
+        ? `${result.domain} is verified: link a site to it under Links.`
+        : result.message;
+    });
     action('/dashboard/domains/delete', home, async (s, b) => {
       await deleteDomain(hostDeps, s.account, b.domain ?? '');
       return `${b.domain} deleted.`;
@@ -395,11 +397,11 @@ ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` :
       await deleteLink(hostDeps, s.account, b.id ?? '');
       return 'Link removed.';
     });
-    action(
-      '/dashboard/handle',
-      home,
-      async (s, b) => (await putHandle(hostDeps, s.account, b.handle ?? '')).message,
-    );
+    action('/dashboard/handle', home, async (s, b) => {
+      const hadHandle = s.account.handle !== null;
+      const result = await putHandle(hostDeps, s.account, b.handle ?? '');
+      return hadHandle ? result.message : `Your handle is ${result.handle}: link sites to it under Links.`;
+    });
     action('/dashboard/upgrade', home, async (s, _b, reply) => {
       const started = await checkout(billingDeps, s.account);
       reply.redirect(started.checkoutUrl, 303);

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { lastCodeFor, signIn, startTestApp, type TestApp } from '../../helpers/app.js';
+import { type DnsPeer, startDnsPeer } from '../../helpers/dns.js';
 import { upgradeToHobby } from '../../helpers/hobby.js';
 import { assertPublished, type Files, manifestOf, publish, putUpload } from '../../helpers/publish.js';
 import { startSmtpServer } from '../../helpers/smtp.js';
@@ -214,5 +215,41 @@ describe('"check your email" with SMTP', () => {
     assert.equal(sent.status, 200);
     assert.match(sent.text, /Check your inbox \(and the spam folder\)/);
     assert.doesNotMatch(sent.text, /outbox\.log|SMTP_URL/);
+  });
+});
+
+describe('dashboard notices name the dashboard, not API calls', () => {
+  let t: TestApp;
+  let dns: DnsPeer;
+  before(async () => {
+    dns = await startDnsPeer({});
+    t = await startTestApp({ DNS_SERVERS: dns.server, CNAME_TARGET: 'target.example' });
+  });
+  after(async () => {
+    await t?.close();
+    await dns?.close();
+  });
+
+  test('handle set and domain verified: the notice says where to link, with no /api/ call', async () => {
+    const email = 'notices@example.com';
+    const key = await signIn(t, email);
+    await upgradeToHobby(t, key);
+    const b = new Browser(t);
+    await webSignIn(t, b, email);
+    const post = async (path: string, form: Record<string, string>) => {
+      const page = await b.request('/dashboard');
+      const res = await b.request(path, { method: 'POST', form: { ...form, _csrf: csrfOf(page.text) } });
+      assert.equal(res.status, 303, res.text);
+      return (await b.request(res.headers.get('location')!)).text;
+    };
+    const handled = await post('/dashboard/handle', { handle: 'notice-user' });
+    assert.match(handled, /Your handle is notice-user: link sites to it under Links/);
+    await post('/dashboard/domains', { domain: 'www.notice.example' });
+    const domain = (await t.api('/api/v1/domains', { key })).body.domains[0];
+    dns.records['www.notice.example'] = { CNAME: 'target.example' };
+    dns.records[domain.verificationTxtName] = { TXT: [domain.verificationTxtValue] };
+    const verified = await post('/dashboard/domains/verify', { domain: 'www.notice.example' });
+    assert.match(verified, /www\.notice\.example is verified: link a site to it under Links/);
+    for (const page of [handled, verified]) assert.doesNotMatch(page, /(POST|PUT) \/api\//);
   });
 });
