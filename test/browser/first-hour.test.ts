@@ -148,3 +148,23 @@ for (const mobile of [false, true]) {
     }
   });
 }
+
+test('a claim link at phone width: "Sign in to claim <slug>", then the code page says the same', async () => {
+  const anon = assertPublished(await publish(t, { 'index.html': '<p>to claim</p>' }));
+  const p = await browser.page(t, { mobile: true });
+  try {
+    await p.page.goto(anon.create.body.claimUrl as string);
+    await p.page.waitForSelector(`h1:text-is("Sign in to claim ${anon.slug}")`);
+    await p.screenshot('first-hour-claim-sign-in');
+    await p.page.fill('#email', 'claim-phone@example.com');
+    await p.page.click('button[type=submit]');
+    await p.page.waitForSelector('#code');
+    assert.match((await p.page.textContent('main')) ?? '', new RegExp(`then you can claim ${anon.slug}`));
+    await p.page.fill('#code', lastCodeFor(t, 'claim-phone@example.com'));
+    await p.page.click('button[type=submit]');
+    await p.page.waitForSelector(`button:text-is("Claim ${anon.slug}")`);
+    assert.deepEqual(p.errors, []);
+  } finally {
+    await p.close();
+  }
+});
