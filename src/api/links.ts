@@ -6,7 +6,10 @@ import { ERRORS, type ExampleContext, errorExample, operation, SECURITY } from '
 import { at, slug, unauthorized } from './examples.js';
 
 export const LinkBody = Type.Object({
-  slug: Type.String({ minLength: 1, description: 'the site to link' }),
+  slug: Type.String({
+    minLength: 1,
+    description: 'the site to link; it must be published (a site with no live version is refused)',
+  }),
   domain: Type.Optional(
     Type.Union([Type.String(), Type.Null()], {
       description: 'an active custom domain of yours; omitted: your handle',

@@ -222,19 +222,22 @@ async function dnsProblems(deps: DomainDeps, row: DomainRow): Promise<string[]> 
   })();
   const pointCheck = (async () => {
     if (isApexDomain(row.domain)) {
-      try {
-        const [mine, targets] = await Promise.all([
-          deps.dns.addresses(row.domain),
-          deps.dns.addresses(target),
-        ]);
-        if (mine.length === 0) return `A/AAAA ${row.domain}: no records`;
-        const stray = mine.filter((a) => !targets.includes(a));
-        return stray.length === 0
-          ? null
-          : `A/AAAA ${row.domain} point at ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not among ${target}'s addresses (${targets.join(', ') || 'none'})`;
-      } catch (err) {
-        return `A/AAAA ${row.domain}: ${lookupProblem(err, 'records')} (an apex needs ALIAS/ANAME/flattening or A/AAAA records with ${target}'s addresses)`;
+      // Both lookups at once; a failure names the record that failed: the domain's, or the target's.
+      const [mine, targets] = await Promise.allSettled([
+        deps.dns.addresses(row.domain),
+        deps.dns.addresses(target),
+      ]);
+      if (mine.status === 'rejected') {
+        return `A/AAAA ${row.domain}: ${lookupProblem(mine.reason, 'records')} (an apex needs ALIAS/ANAME/flattening or A/AAAA records with ${target}'s addresses)`;
       }
+      if (targets.status === 'rejected') {
+        return `A/AAAA ${target} (CNAME_TARGET, whose addresses an apex must use): ${lookupProblem(targets.reason, 'records')} through this service's DNS servers`;
+      }
+      if (mine.value.length === 0) return `A/AAAA ${row.domain}: no records`;
+      const stray = mine.value.filter((a) => !targets.value.includes(a));
+      return stray.length === 0
+        ? null
+        : `A/AAAA ${row.domain} point at ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not among ${target}'s addresses (${targets.value.join(', ') || 'none'})`;
     }
     try {
       const names = (await deps.dns.cname(row.domain)).map(bare);

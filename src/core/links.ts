@@ -78,7 +78,12 @@ export async function createLink(deps: LinkDeps, account: AccountRow, body: unkn
   const { slug, domain, location } = body as Record<string, unknown>;
   if (typeof slug !== 'string' || slug === '') throw invalid('slug is required: the site to link.');
   const loc = normalizeLocation(location);
-  await ownedSite(deps, account, slug);
+  const site = await ownedSite(deps, account, slug);
+  // A site with no live version serves nothing at the link (its first publish was refused or never
+  // finalized): refused, so no link points at an empty mount.
+  if (!site.current_version_id) {
+    throw invalid(`Site "${slug}" is not published yet: finalize a publish of it first, then link it.`);
+  }
   let target = HANDLE_TARGET;
   if (domain !== undefined && domain !== null) {
     const normalized = normalizeHostname(domain);

@@ -12,6 +12,7 @@ import type {
 } from '../api/sites.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
+import { findBlobScans } from '../store/db/tables/blob-scan.js';
 import {
   changeSite,
   findLiveSite,
@@ -42,6 +43,7 @@ import {
   SLUG_ATTEMPTS,
   siteUrlOf,
 } from './publish.js';
+import { SCANNER_VERSION } from './scan/scanner.js';
 import { newId, safeEqual } from './secrets.js';
 import { generateSlug, isValidSlug } from './slug.js';
 
@@ -57,6 +59,40 @@ export function siteStatus(site: SiteRow, now: number): SiteStatus {
 async function shownVersionId(deps: Pick<PublishDeps, 'db'>, site: SiteRow): Promise<string | null> {
   if (site.current_version_id) return site.current_version_id;
   return (await pendingVersionOf(deps.db.kysely, site.slug))?.id ?? null;
+}
+
+/**
+ * Why an owned site has never gone live, in words for its owner: its pending version's files were all
+ * uploaded and the secret scan has findings for some of them (a refused finalize: the scan's results
+ * are kept per blob), or the publish was never finalized. Null for a site that has a live version.
+ */
+export async function notPublishedReason(
+  deps: Pick<PublishDeps, 'db'>,
+  site: SiteRow,
+): Promise<string | null> {
+  if (site.current_version_id) return null;
+  const pending = await pendingVersionOf(deps.db.kysely, site.slug);
+  if (!pending) return 'never finalized';
+  const files = await versionFiles(deps.db.kysely, pending.id);
+  const missing = files.filter((f) => f.hash === null).length;
+  if (missing > 0) return `never finalized (${missing} of ${files.length} files not uploaded)`;
+  const scans = await findBlobScans(deps.db.kysely, SCANNER_VERSION, [...new Set(files.map((f) => f.hash!))]);
+  const flagged = files.filter((f) => {
+    const found = scans.get(f.hash!);
+    return found !== undefined && (JSON.parse(found) as unknown[]).length > 0;
+  });
+  if (flagged.length === 0) return 'never finalized';
+  const paths = flagged.slice(0, 3).map((f) => f.path);
+  return `the last publish was refused: secrets found in ${paths.join(', ')}${flagged.length > 3 ? ', ...' : ''}`;
+}
+
+/** The owned site `slug`'s reason for not being live (see notPublishedReason). */
+export async function siteNotPublishedReason(
+  deps: Pick<PublishDeps, 'db'>,
+  account: AccountRow,
+  slug: string,
+): Promise<string | null> {
+  return notPublishedReason(deps, await ownedSite(deps, account, slug));
 }
 
 export async function siteDetails(

@@ -73,6 +73,7 @@ main button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem}
 main li{margin:.35rem 0}main li form,main td.actions form{display:inline-block;margin:0 .25rem .25rem .5rem}
 main td.actions form{margin-left:0}
 main code.record{overflow-wrap:anywhere}
+main td.nowrap{white-space:nowrap}main summary{cursor:pointer}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
@@ -99,6 +100,15 @@ export interface LayoutOptions {
 }
 
 /** A complete document in the shared layout. */
+/**
+ * The service's icon (a ramp into water, in the accent colour), served at /favicon.svg and at
+ * /favicon.ico (where browsers ask when a page names none, e.g. a JSON document) by src/http/pages.
+ */
+export const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b57d0"/>' +
+  '<path d="M5 22 L27 9 V22 Z" fill="#fff"/><path d="M3 25.5 q3.25 -2.5 6.5 0 t6.5 0 t6.5 0 t6.5 0" fill="none" stroke="#8ab4f8" stroke-width="2" stroke-linecap="round"/></svg>';
+export const FAVICON_PATH = '/favicon.svg';
+
 export function layout(options: LayoutOptions): string {
   const style = options.stylesheet
     ? html`<link rel="stylesheet" href="${options.stylesheet}">`
@@ -107,7 +117,7 @@ export function layout(options: LayoutOptions): string {
   const script = options.script ? html`<script src="${options.script}" defer></script>` : '';
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${options.title}</title>${style}${script}${options.head ?? ''}</head>
+<title>${options.title}</title><link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">${style}${script}${options.head ?? ''}</head>
 <body><header class="top"><a class="brand" href="/">Slipway</a><nav>${nav.map((n) => html`<a href="${n.href}">${n.label}</a>`)}</nav></header>
 <main>${options.body}</main>${options.after ?? ''}</body></html>
 `.value;

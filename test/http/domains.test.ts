@@ -164,8 +164,18 @@ describe('custom domains', () => {
     const list = await t.api('/api/v1/domains', { key: apexKey });
     assert.equal(list.body.domains[0].isApex, true);
     dns.records['_service.customer-apex.co.uk'] = { TXT: [list.body.domains[0].verificationTxtValue] };
-    dns.records['customer-apex.co.uk'] = { A: ['203.0.113.10', '198.51.100.99'] };
+    dns.records['customer-apex.co.uk'] = { A: ['203.0.113.10'] };
+    // The target's addresses cannot be found (a local DNS server that knows only the domain): the
+    // message names the target's lookup, not the domain's records, which are there (issue 21).
+    const targetRecords = dns.records[TARGET];
+    delete dns.records[TARGET];
     let v = await verify('customer-apex.co.uk', apexKey);
+    dns.records[TARGET] = targetRecords!;
+    assert.equal(v.body.verified, false);
+    assert.match(v.body.message, new RegExp(`A/AAAA ${TARGET.replaceAll('.', '\\.')} \\(CNAME_TARGET`));
+    assert.doesNotMatch(v.body.message, /A\/AAAA customer-apex\.co\.uk/);
+    dns.records['customer-apex.co.uk'] = { A: ['203.0.113.10', '198.51.100.99'] };
+    v = await verify('customer-apex.co.uk', apexKey);
     assert.equal(v.body.verified, false);
     assert.match(v.body.message, /198\.51\.100\.99/);
     dns.records['customer-apex.co.uk'] = { A: ['203.0.113.10'], AAAA: ['2001:db8::10'] };

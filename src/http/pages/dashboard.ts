@@ -9,6 +9,7 @@ import { describeAccount } from '../../core/account.js';
 import { type BillingDeps, checkout, portal } from '../../core/billing.js';
 import { addDomain, type DomainDeps, deleteDomain, listDomains, verifyDomain } from '../../core/domains.js';
 import { ApiError } from '../../core/errors.js';
+import { formatBytes } from '../../core/format.js';
 import { type HandleDeps, putHandle } from '../../core/handle.js';
 import { createLink, deleteLink, type LinkDeps, listLinks } from '../../core/links.js';
 import {
@@ -27,6 +28,7 @@ import {
   listVersions,
   restoreVersion,
   siteDetails,
+  siteNotPublishedReason,
   updateMetadata,
 } from '../../core/sites.js';
 import { deleteVariable, listVariables, putVariables, type VariableDeps } from '../../core/variables.js';
@@ -45,6 +47,11 @@ export interface DashboardPagesDeps {
 
 /** Where the dashboard lives, and where signing in returns to when it was asked for. */
 const HOME = '/dashboard';
+
+/** Past this many files a site's page shows its file list collapsed. */
+const FILES_SHOWN_OPEN = 50;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** The expiry form's choices: keep, never, or a time from now (ttlSeconds as the API takes it). */
 const EXPIRY_CHOICES = [
@@ -107,7 +114,7 @@ ${
 }
 ${
   siteSlugs.length === 0 || mounts.length === 0
-    ? html`<p class="muted">${siteSlugs.length === 0 ? 'Publish a site first.' : 'Links need a handle (Hobby) or an active custom domain.'}</p>`
+    ? html`<p class="muted">${siteSlugs.length === 0 ? 'Publish a site first: a link needs a published site.' : 'Links need a handle (Hobby) or an active custom domain.'}</p>`
     : html`<form method="post" action="/dashboard/links">${csrf}
 <label for="link-slug">Site</label><select id="link-slug" name="slug" required>${siteSlugs.map((slug) => html`<option>${slug}</option>`)}</select>
 <label for="link-domain">On</label><select id="link-domain" name="domain">${mounts.map(
@@ -145,12 +152,25 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
   async function dashboardPage(reply: FastifyReply, s: Session, notice?: SafeHtml) {
     const view = await describeAccount(deps.sessions.db, s.account, deps.sessions.config.planOverrides);
     const sites = await listSites(publishDeps, s.account, { limit: 100 });
-    const rows = sites.sites.map(
-      (
-        site,
-      ) => html`<tr><td data-label="Site"><a href="/dashboard/sites/${site.slug}">${site.slug}</a> <a class="muted" href="${site.siteUrl}" aria-label="Open ${site.slug}">open</a></td><td data-label="Status">${site.status}</td>
-<td data-label="Files">${site.fileCount}</td><td data-label="Bytes">${site.totalSize}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`,
-    );
+    // A site that never went live (a refused or unfinished first publish) is no site to open or link yet.
+    const reasons = new Map<string, string | null>();
+    for (const site of sites.sites) {
+      if (site.status === 'pending')
+        reasons.set(site.slug, await siteNotPublishedReason(publishDeps, s.account, site.slug));
+    }
+    const rows = sites.sites.map((site) => {
+      const reason = reasons.get(site.slug);
+      return html`<tr><td data-label="Site" class="nowrap"><a href="/dashboard/sites/${site.slug}">${site.slug}</a>${
+        site.status === 'pending'
+          ? ''
+          : html` <a class="muted" href="${site.siteUrl}" aria-label="Open ${site.slug}">open</a>`
+      }</td><td data-label="Status">${
+        site.status === 'pending'
+          ? html`<strong>Not published yet</strong> <span class="muted">(${reason ?? 'never finalized'})</span>`
+          : site.status
+      }</td>
+<td data-label="Files">${site.fileCount}</td><td data-label="Size" class="nowrap">${formatBytes(site.totalSize)}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`;
+    });
     return sendPage(
       reply,
       200,
@@ -162,13 +182,13 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
 ${
   rows.length === 0
     ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
-    : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Bytes</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Size</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
 }
 ${await accountSections(
   deps,
   s,
   web.csrfField(s.token),
-  sites.sites.map((site) => site.slug),
+  sites.sites.filter((site) => site.status !== 'pending').map((site) => site.slug),
 )}
 <h2>Session</h2>
 <form method="post" action="/logout">${web.csrfField(s.token)}<p><button class="secondary" type="submit">Sign out</button></p></form>`,
@@ -233,6 +253,7 @@ ${await accountSections(
         }
         throw err;
       }
+      const notPublished = await siteNotPublishedReason(publishDeps, s.account, slug);
       const vars = await listVariables(secretDeps, s.account, slug);
       const hosts = await listProxyHosts(secretDeps, s.account, slug);
       const versions = await listVersions(publishDeps, s.account, slug);
@@ -244,10 +265,16 @@ ${await accountSections(
         `Site ${slug}`,
         html`<p><a href="/dashboard">← Your sites</a></p>
 <h1>${slug}</h1>${web.notice(req, s) ?? ''}
+${
+  notPublished === null
+    ? ''
+    : html`<p class="warn" role="status">Not published yet: ${notPublished}. Nothing is served at its address until a publish of it is finalized.${
+        notPublished.startsWith('the last publish was refused')
+          ? ' Store each secret as a variable and allow its API host (below), make the page call the API through the site proxy, then publish again: the refusal the CLI or API answered lists each step.'
+          : ''
+      }</p>`
+}
 <p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
-<h2>Files</h2>
-<table class="stack"><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Bytes</th></tr></thead>
-<tbody>${site.files.map((f) => html`<tr><td data-label="Path">${f.path}</td><td data-label="Type">${f.contentType}</td><td data-label="Bytes">${f.size}</td></tr>`)}</tbody></table>
 <h2>Details</h2>
 <form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
 <label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
@@ -278,10 +305,17 @@ ${await accountSections(
 <form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
 <label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
 <h2>Versions</h2>
+${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
 <ul>${versions.map(
           (v) =>
             html`<li>${timeTag(v.createdAt)} · ${v.fileCount} files · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
         )}</ul>
+<h2>Files</h2>
+<details id="files"${site.files.length <= FILES_SHOWN_OPEN ? html` open` : ''}><summary>${plural(site.files.length, 'file')}, ${formatBytes(
+          site.files.reduce((sum, f) => sum + f.size, 0),
+        )}</summary>
+<table class="stack"><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Size</th></tr></thead>
+<tbody>${site.files.map((f) => html`<tr><td data-label="Path">${f.path}</td><td data-label="Type">${f.contentType}</td><td data-label="Size" class="nowrap">${formatBytes(f.size)}</td></tr>`)}</tbody></table></details>
 <h2>Copy or delete</h2>
 <form method="post" action="/dashboard/sites/duplicate">${csrf}${slugField}<button type="submit">Duplicate</button></form>
 <form method="post" action="/dashboard/sites/delete">${csrf}${slugField}
@@ -340,11 +374,13 @@ ${await accountSections(
       const added = await addDomain(hostDeps, s.account, b.domain ?? '');
       return `${added.domain} added: create its DNS records, then verify.`;
     });
-    action(
-      '/dashboard/domains/verify',
-      home,
-      async (s, b) => (await verifyDomain(hostDeps, s.account, b.domain ?? '')).message,
-    );
+    // Core's messages name the API's next call; on this page the next step is the Links form.
+    action('/dashboard/domains/verify', home, async (s, b) => {
+      const result = await verifyDomain(hostDeps, s.account, b.domain ?? '');
+      return result.verified
+        ? `${result.domain} is verified: link a site to it under Links.`
+        : result.message;
+    });
     action('/dashboard/domains/delete', home, async (s, b) => {
       await deleteDomain(hostDeps, s.account, b.domain ?? '');
       return `${b.domain} deleted.`;
@@ -361,11 +397,11 @@ ${await accountSections(
       await deleteLink(hostDeps, s.account, b.id ?? '');
       return 'Link removed.';
     });
-    action(
-      '/dashboard/handle',
-      home,
-      async (s, b) => (await putHandle(hostDeps, s.account, b.handle ?? '')).message,
-    );
+    action('/dashboard/handle', home, async (s, b) => {
+      const hadHandle = s.account.handle !== null;
+      const result = await putHandle(hostDeps, s.account, b.handle ?? '');
+      return hadHandle ? result.message : `Your handle is ${result.handle}: link sites to it under Links.`;
+    });
     action('/dashboard/upgrade', home, async (s, _b, reply) => {
       const started = await checkout(billingDeps, s.account);
       reply.redirect(started.checkoutUrl, 303);

@@ -4,7 +4,7 @@
 
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { APP_CSS, html, layout, type SafeHtml } from '../../shared/html.js';
+import { APP_CSS, FAVICON_PATH, FAVICON_SVG, html, layout, type SafeHtml } from '../../shared/html.js';
 import { APP_JS } from './app-script.js';
 import { hashedAsset, NAV, SCRIPT_PATH, STYLESHEET_PATH, sendPage } from './page.js';
 
@@ -139,6 +139,16 @@ errors are <code>{error, code, status}</code>. A walk-through for agents: <a hre
           .send(content),
       );
     asset(STYLESHEET_PATH, 'text/css; charset=utf-8', APP_CSS);
+    // The icon's URLs carry no hash, so a day's cache, not a year's.
+    for (const path of [FAVICON_PATH, '/favicon.ico']) {
+      app.get(path, { schema: { hide: true } }, async (_req, reply) =>
+        reply
+          .header('content-type', 'image/svg+xml')
+          .header('cache-control', 'public, max-age=86400')
+          .header('x-content-type-options', 'nosniff')
+          .send(FAVICON_SVG),
+      );
+    }
     asset(SCRIPT_PATH, 'text/javascript; charset=utf-8', APP_JS);
     app.get('/', { schema: { hide: true } }, async (_req, reply) =>
       sendPage(reply, 200, 'Slipway: static-site hosting', landing(config)),

@@ -3,10 +3,11 @@
 // the code is asked for and checked by the same core functions as the API's, under the same limits.
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { MailConfig } from '../../config.js';
 import { ApiError } from '../../core/errors.js';
 import { endSession, type SessionDeps, startSession } from '../../core/sessions.js';
 import { requestCode, type SignInDeps, verifyCodeForSession } from '../../core/signin.js';
-import { html } from '../../shared/html.js';
+import { html, type SafeHtml } from '../../shared/html.js';
 import { formOf, sendPage } from './page.js';
 import { formSession, webSessions } from './session.js';
 
@@ -40,6 +41,24 @@ function safeNext(next: unknown, base: URL): string {
 export interface LoginPagesDeps {
   sessions: SessionDeps;
   signIn: SignInDeps;
+  /** Where codes go, for the "check your email" page: the dev mailer's log and file, or SMTP. */
+  config: { mail: MailConfig };
+}
+
+/** The site a sign-in is for when `next` is a claim link's page (/claim?slug=...), else null. */
+function claimedSlug(next: string, base: URL): string | null {
+  const url = new URL(next, base);
+  const slug = url.searchParams.get('slug');
+  return url.pathname === '/claim' && slug && /^[a-z0-9-]{1,63}$/.test(slug) ? slug : null;
+}
+
+/** Where the code went: with the dev mailer (no SMTP_URL) no mail leaves the machine. */
+function whereTheCodeIs(mail: MailConfig): SafeHtml {
+  return mail.transport === 'dev'
+    ? html`<p class="warn">On this service no mail server is set up (no <code>SMTP_URL</code>), so no mail leaves the
+machine: the code is in the service’s log (its standard output: the terminal running <code>npm start</code>) and in
+<code>${mail.outboxFile}</code>.</p>`
+    : html`<p class="muted">Check your inbox (and the spam folder); the mail can take a minute.</p>`;
 }
 
 export function loginPages(deps: LoginPagesDeps): FastifyPluginAsync {
@@ -58,11 +77,13 @@ export function loginPages(deps: LoginPagesDeps): FastifyPluginAsync {
   function loginForm(req: FastifyRequest, reply: FastifyReply, next: string, error?: ApiError) {
     const csrf = web.csrfField(web.nonce(req, reply));
     const alert = refusal(reply, error);
+    const claim = claimedSlug(next, base);
     return sendPage(
       reply,
       error?.status ?? 200,
-      'Sign in',
-      html`<h1>Sign in</h1>
+      claim ? `Sign in to claim ${claim}` : 'Sign in',
+      html`<h1>${claim ? `Sign in to claim ${claim}` : 'Sign in'}</h1>
+${claim ? html`<p>Sign in (or create an account: the same form) and the site <strong>${claim}</strong> moves into your account.</p>` : ''}
 <p>We email you a code; no password.</p>
 ${alert}
 <form method="post" action="/login">${csrf}<input type="hidden" name="next" value="${next}">
@@ -74,12 +95,14 @@ ${alert}
   function codeForm(req: FastifyRequest, reply: FastifyReply, email: string, next: string, error?: ApiError) {
     const csrf = web.csrfField(web.nonce(req, reply));
     const alert = refusal(reply, error);
+    const claim = claimedSlug(next, base);
     return sendPage(
       reply,
       error?.status ?? 200,
       'Enter your code',
       html`<h1>Check your email</h1>
-<p>We sent a code to <strong>${email}</strong>. It works once, for 10 minutes.</p>
+<p>We sent a code to <strong>${email}</strong>. It works once, for 10 minutes.${claim ? html` Enter it here, then you can claim ${claim}.` : ''}</p>
+${whereTheCodeIs(deps.config.mail)}
 ${alert}
 <form method="post" action="/login/code">${csrf}<input type="hidden" name="next" value="${next}">
 <input type="hidden" name="email" value="${email}">
