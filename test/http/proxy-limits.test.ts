@@ -5,11 +5,12 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { lastCodeFor, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { upgradeToHobby } from '../helpers/hobby.js';
 import { assertPublished, publish } from '../helpers/publish.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { Browser, csrfOf } from '../helpers/web.js';
 
 const HOUR_MS = 3_600_000;
 const EXPOSED = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after'];
@@ -47,6 +48,24 @@ function call(t: TestApp, slug: string, origin: string | undefined, body: unknow
   if (origin !== undefined) headers.origin = origin;
   if (visitor !== undefined) headers['x-forwarded-for'] = visitor;
   return t.api(`/api/v1/proxy/${slug}`, { method: 'POST', headers, body: body as Record<string, unknown> });
+}
+
+/** The dashboard's site page, signed in through the web form. */
+async function dashboardSitePage(t: TestApp, email: string, slug: string): Promise<string> {
+  const b = new Browser(t);
+  const page = await b.request('/login?next=%2Fdashboard');
+  const sent = await b.request('/login', {
+    method: 'POST',
+    form: { email, next: '/dashboard', _csrf: csrfOf(page.text) },
+  });
+  const done = await b.request('/login/code', {
+    method: 'POST',
+    form: { email, code: lastCodeFor(t, email), next: '/dashboard', _csrf: csrfOf(sent.text) },
+  });
+  assert.equal(done.status, 303, done.text);
+  const site = await b.request(`/dashboard/sites/${slug}`);
+  assert.equal(site.status, 200);
+  return site.text;
 }
 
 function assertCors(res: { headers: Headers; status: number; text: string }, origin: string) {
@@ -223,5 +242,14 @@ describe('a disabled proxy answers pages of the site with CORS headers', () => {
     });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get('access-control-allow-origin'), origin);
+  });
+
+  test("the dashboard's site page says the proxy is switched off and what the operator must set", async () => {
+    const email = 'dash-off@example.com';
+    const key = await signIn(t, email);
+    const slug = assertPublished(await publish(t, { 'index.html': '<h1>app</h1>' }, { key })).slug;
+    const text = await dashboardSitePage(t, email, slug);
+    assert.match(text, /site proxy is switched off on this server/);
+    assert.match(text, /PROXY_ENABLED=true/);
   });
 });

@@ -248,7 +248,7 @@ interface Finding {
 /** SECRET_DETECTED: each finding, the server's remediation steps and the commands that apply them. */
 function printFindings(out: Output, err: ApiClientError, slug: string, anonymous: boolean): void {
   const findings = Array.isArray(err.body.detectedSecrets) ? (err.body.detectedSecrets as Finding[]) : [];
-  const remediation = (err.body.remediation ?? {}) as { steps?: string[] };
+  const remediation = (err.body.remediation ?? {}) as { steps?: string[]; proxyEnabled?: boolean };
   for (const f of findings) {
     const hosts = f.suggestedProxyHosts ?? [];
     const via = hosts.length > 0 ? ` via host ${hosts.join(',')}` : '';
@@ -271,6 +271,12 @@ function printFindings(out: Output, err: ApiClientError, slug: string, anonymous
       out.note('  (these need an account: run `slipway login`, publish again and use the new slug)');
     for (const name of names) out.note(`  slipway vars set ${slug} ${name}`);
     for (const host of hosts) out.note(`  slipway hosts add ${slug} ${host}`);
+  }
+  if (remediation.proxyEnabled === false) {
+    out.note(
+      'The site proxy is switched off on this server: its operator must set PROXY_ENABLED=true ' +
+        '(self-hosting: restart with PROXY_ENABLED=true); until then the page cannot call the API through it.',
+    );
   }
   out.note('Nothing was published.');
 }
