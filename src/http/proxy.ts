@@ -92,8 +92,10 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
       try {
         site = await checkProxyCaller(deps, slug, callerOf(req));
       } catch (err) {
-        // A refusal to a page of the site (the proxy is disabled) is readable by that page.
-        req.corsAllowed = await isOriginOfLiveSite(deps, slug, req.headers.origin);
+        // A disabled proxy's refusal is readable by a page of the site (the other refusals are not to one).
+        if (!deps.config.proxyEnabled) {
+          req.corsAllowed = await isOriginOfLiveSite(deps, slug, req.headers.origin);
+        }
         throw err;
       }
       req.corsAllowed = true;
