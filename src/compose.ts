@@ -158,7 +158,7 @@ function coreServices(stores: Stores, options: ComposeOptions): Services {
     publish,
     uploads: { ...publish, uploadsPerClient: options.uploadsPerClient ?? UPLOADS_PER_CLIENT },
     secrets,
-    proxy: { ...secrets, config, resolve: stores.resolveHost, ca: options.proxyCa },
+    proxy: { ...secrets, config, rate, resolve: stores.resolveHost, ca: options.proxyCa },
     hosts: { db, clock, config, changes, dns: stores.dns },
     billing: {
       db,

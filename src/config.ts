@@ -88,6 +88,8 @@ export interface Config {
   proxyAllowPrivateAddresses: boolean;
   payments: PaymentConfig;
   rateLimits: { anonymous: number; free: number; hobby: number };
+  /** Site-proxy calls per visitor IP and site per hour (RATE_LIMIT_PROXY); the per-site ceiling derives from it. */
+  proxyRateLimit: number;
   /**
    * Sign-in per hour-aligned window, shared by the API and the web form: codes mailed to one address
    * (RATE_LIMIT_SIGNIN_EMAIL, default 5), codes asked for from one client IP (RATE_LIMIT_SIGNIN_IP,
@@ -298,6 +300,7 @@ type Values = {
   RATE_LIMIT_SIGNIN_EMAIL: number;
   RATE_LIMIT_SIGNIN_IP: number;
   RATE_LIMIT_SIGNIN_CHECKS: number;
+  RATE_LIMIT_PROXY: number;
   TRUST_PROXY: TrustProxy;
   LOG_LEVEL: string;
   SERVE_CACHE_MB: number;
@@ -504,6 +507,13 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
   },
   RATE_LIMIT_SIGNIN_IP: { parse: wholeNumber(1), default: 20, with: 'RATE_LIMIT_SIGNIN_EMAIL' },
   RATE_LIMIT_SIGNIN_CHECKS: { parse: wholeNumber(1), default: 30, with: 'RATE_LIMIT_SIGNIN_EMAIL' },
+  RATE_LIMIT_PROXY: {
+    parse: wholeNumber(1),
+    default: 300,
+    doc:
+      'site-proxy calls per visitor IP and site per hour-aligned window, outside the API windows; each site ' +
+      'also has a ceiling per window of 10x this (owner anonymous or Free) or 100x (Hobby) for all its visitors',
+  },
   TRUST_PROXY: {
     parse: trustProxy,
     default: derived(() => ({ hops: 0 })),
@@ -702,6 +712,7 @@ export function loadConfig(env: Env = process.env): Config {
       free: read('RATE_LIMIT_FREE'),
       hobby: read('RATE_LIMIT_HOBBY'),
     },
+    proxyRateLimit: read('RATE_LIMIT_PROXY'),
     signInLimits: {
       codesPerEmail: read('RATE_LIMIT_SIGNIN_EMAIL'),
       codesPerIp: read('RATE_LIMIT_SIGNIN_IP'),

@@ -217,7 +217,6 @@ describe('the configuration docs', () => {
     'WEBHOOK_RETRY_BASE_S',
     'ADMIN_EMAILS',
     'ABUSE_CONTACT',
-    'RATE_LIMIT_PROXY',
   ];
 
   test("every variable of CONTRACT.md's table is in the table with the default CONTRACT gives", () => {

@@ -325,6 +325,7 @@ export const finalizeSite = operation({
               'Ask the site owner for permission before changing anything; if they refuse, do not publish the site.',
               '…',
             ],
+            proxyEnabled: true,
           },
         },
       }),

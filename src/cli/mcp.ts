@@ -33,7 +33,11 @@ const ok = (value: unknown): ToolResult => ({
 function failure(err: unknown): ToolResult {
   if (err instanceof ApiClientError && err.code === 'SECRET_DETECTED') {
     const findings = (err.body.detectedSecrets as Array<Record<string, unknown>> | undefined) ?? [];
-    const remediation = (err.body.remediation as { steps?: string[] } | undefined) ?? {};
+    const remediation =
+      (err.body.remediation as { steps?: string[]; proxyEnabled?: boolean } | undefined) ?? {};
+    // The agent is told to ask its user once, here; the server's own "ask the site owner" step is the same
+    // request addressed to a raw API caller.
+    const steps = (remediation.steps ?? []).filter((s) => !/^ask the site owner\b/i.test(s));
     const lines = [
       'SECRET_DETECTED: the site was NOT published because files expose secret material.',
       ...findings.map(
@@ -45,7 +49,7 @@ function failure(err: unknown): ToolResult {
           }`,
       ),
       'Before changing anything, ask the user for permission. If they agree:',
-      ...(remediation.steps ?? []).map((s, i) => `${i + 1}. ${s}`),
+      ...steps.map((s, i) => `${i + 1}. ${s}`),
       'Tools: set_variables (store the secret), set_proxy_hosts (approve the API host), then update_site with the changed files. If the user refuses, do not publish.',
     ];
     return {

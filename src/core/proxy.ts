@@ -13,8 +13,9 @@ import { isIP } from 'node:net';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { Db } from '../store/db/db.js';
 import { isProxyHostAllowed } from '../store/db/tables/proxy-host.js';
-import { findLiveSite } from '../store/db/tables/site.js';
+import { findLiveSite, type SiteRow } from '../store/db/tables/site.js';
 import type { AddressResolver } from '../store/dns/resolve.js';
+import type { RateStore } from '../store/rate/types.js';
 import { isForbiddenAddress } from './addresses.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { type HostConfig, isSiteOrigin, normalizeHostname } from './hosts.js';
@@ -32,7 +33,10 @@ export interface ProxyDeps {
   config: HostConfig & {
     proxyEnabled: boolean;
     proxyAllowPrivateAddresses: boolean;
+    proxyRateLimit: number;
   };
+  /** The counters of the proxy's own window (core/proxy-rate.ts). */
+  rate: RateStore;
   variablesKey: Buffer;
   /** Resolves a hostname to all its addresses (store/dns/resolve.ts). */
   resolve: AddressResolver;
@@ -58,15 +62,20 @@ export interface ProxyCaller {
    * upstream returns must never become a page of the service's origin.
    */
   navigation: boolean;
+  /**
+   * A CORS preflight (OPTIONS): answered for the site's origins even when the proxy is disabled, so that
+   * the page's actual call reaches the service and reads the 403 that says why.
+   */
+  preflight?: boolean;
 }
 
-/** Checks that apply before the body is looked at; throws the contract's 403/404. */
-export async function checkProxyCaller(deps: ProxyDeps, slug: string, caller: ProxyCaller): Promise<void> {
-  if (!deps.config.proxyEnabled) {
-    throw forbidden(
-      'The site proxy is disabled on this deployment (PROXY_ENABLED=false); nothing was forwarded.',
-    );
-  }
+export const PROXY_DISABLED_MESSAGE =
+  'The site proxy is switched off on this server (PROXY_ENABLED=false); nothing was forwarded. ' +
+  "The server's operator must set PROXY_ENABLED=true and restart the service.";
+
+/** Checks that apply before the body is looked at; throws the contract's 403/404; returns the site. */
+export async function checkProxyCaller(deps: ProxyDeps, slug: string, caller: ProxyCaller): Promise<SiteRow> {
+  if (!deps.config.proxyEnabled && !caller.preflight) throw forbidden(PROXY_DISABLED_MESSAGE);
   if (caller.navigation) {
     throw forbidden(
       'The proxy answers fetch() calls from pages of the site, not navigations or form submissions; nothing was forwarded.',
@@ -82,6 +91,22 @@ export async function checkProxyCaller(deps: ProxyDeps, slug: string, caller: Pr
         ? 'The proxy only answers pages of the site: the request has no Origin header.'
         : `The proxy only answers pages of the site; origin ${JSON.stringify(origin.slice(0, 200))} is not one of them.`,
     );
+  }
+  return site;
+}
+
+/**
+ * Whether `origin` is an origin of the live site `slug`: the answer to it may carry CORS headers even when
+ * it is a refusal (a disabled proxy), so the page can read the reason. Never throws.
+ */
+export async function isOriginOfLiveSite(deps: ProxyDeps, slug: string, origin: string | undefined) {
+  if (origin === undefined) return false;
+  try {
+    return (
+      (await findLiveSite(deps.db.kysely, slug)) !== undefined && (await isSiteOrigin(deps, origin, slug))
+    );
+  } catch {
+    return false;
   }
 }
 

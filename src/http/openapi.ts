@@ -39,8 +39,9 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
         version: '1.0.0',
         description:
           'Static-site hosting: publish, manage and serve sites. Errors are {error, code, status} (plus hint and, ' +
-          'for SECRET_DETECTED, detectedSecrets and remediation). Every /api/ answer carries X-RateLimit-Limit, ' +
-          'X-RateLimit-Remaining and X-RateLimit-Reset.',
+          'for SECRET_DETECTED, detectedSecrets and remediation). Every counted /api/ answer carries ' +
+          'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; this document, CORS preflights and ' +
+          'upload PUTs are not counted, and the site proxy has its own window per visitor IP and site.',
       },
       servers: [{ url: c.baseUrl }],
       // The reference's order: the publish flow first, operations last.

@@ -6,10 +6,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { SlugParams } from '../api/common.js';
 import * as api from '../api/proxy.js';
-import { checkProxyCaller, forwardProxyCall, type ProxyCaller, type ProxyDeps } from '../core/proxy.js';
+import { limitKey } from '../core/client-address.js';
+import { ApiError } from '../core/errors.js';
+import {
+  checkProxyCaller,
+  forwardProxyCall,
+  isOriginOfLiveSite,
+  type ProxyCaller,
+  type ProxyDeps,
+} from '../core/proxy.js';
+import { limitProxyCall, rateHeaders } from '../core/proxy-rate.js';
+import type { RateDecision } from '../core/rate-limit.js';
+import { unavailable } from './errors.js';
 import { JSON_BODY_LIMIT_BYTES, parseJsonBody } from './json.js';
 
 const PREFLIGHT_MAX_AGE_S = 600;
+
+/** Answer fields a page of the site may read besides the CORS-safelisted ones: why and until when it waits. */
+const EXPOSED_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
 
 /**
  * On every proxy answer, refusals included. The answer comes from the service's own origin (the API host,
@@ -54,12 +68,16 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
     );
 
     // The page's origin (a site host) differs from the API host: browsers need CORS, for the preflight
-    // and for the answer. Only origins of the site get it; the answer itself is checked the same way.
+    // and for the answer. Only origins of the site get it, on every answer to them (refusals, 400, 429,
+    // 502/504 included) so the page reads the status and the reason instead of "Failed to fetch".
     app.addHook('onSend', (req, reply, payload, done) => {
       reply.headers(PROXY_ANSWER_HEADERS);
+      // The proxy's own window, over any X-RateLimit-* an upstream sent (CONTRACT "Rate limits").
+      if (req.proxyRate) reply.headers(rateHeaders(req.proxyRate));
       const origin = req.headers.origin;
       if (origin !== undefined && req.corsAllowed) {
         reply.header('Access-Control-Allow-Origin', origin);
+        reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
         reply.header('Vary', 'Origin');
       }
       done(null, payload);
@@ -67,10 +85,28 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
 
     // Who is calling is checked before the body is read, so nothing the caller sends is parsed for a
     // disabled proxy, an unknown site, a foreign origin or a navigation (CONTRACT order: disabled, site,
-    // origin, then the body).
+    // origin, then the limit, then the body). A foreign origin spends no one's window.
     app.addHook('preParsing', async (req, _reply, payload) => {
-      await checkProxyCaller(deps, (req.params as { slug: string }).slug, callerOf(req));
+      const slug = (req.params as { slug: string }).slug;
+      let site: Awaited<ReturnType<typeof checkProxyCaller>>;
+      try {
+        site = await checkProxyCaller(deps, slug, callerOf(req));
+      } catch (err) {
+        // A disabled proxy's refusal is readable by a page of the site (the other refusals are not to one).
+        if (!deps.config.proxyEnabled) {
+          req.corsAllowed = await isOriginOfLiveSite(deps, slug, req.headers.origin);
+        }
+        throw err;
+      }
       req.corsAllowed = true;
+      if (req.method !== 'POST') return payload;
+      try {
+        req.proxyRate = await limitProxyCall(deps, site, limitKey(req.clientAddress));
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        // Fail closed, as the API's limiter: without the shared counter no limit can be promised.
+        throw unavailable(err);
+      }
       return payload;
     });
 
@@ -103,11 +139,14 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
 const callerOf = (req: FastifyRequest): ProxyCaller => ({
   origin: req.headers.origin,
   navigation: isDocumentRequest(req.headers),
+  preflight: req.method === 'OPTIONS',
 });
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set once the Origin is known to be one of the site's: the answer may carry CORS headers. */
     corsAllowed?: boolean;
+    /** The proxy window this call was counted in (the tighter of visitor and site), for its headers. */
+    proxyRate?: RateDecision;
   }
 }

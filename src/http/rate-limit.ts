@@ -22,12 +22,27 @@ declare module 'fastify' {
   }
 }
 
-/** Neither counted nor given headers (CONTRACT "Rate limits"); `path` as routedPath gives it. */
+/**
+ * Neither counted nor given headers (CONTRACT "Rate limits"); `path` as routedPath gives it. The upload
+ * PUTs and the payment callback; the API's own definition (the /docs page fetches it, so one visit must not
+ * spend a new user's anonymous window); every CORS preflight (the browser sends it, not the caller's code).
+ */
 export function isRateExempt(method: string, path: string): boolean {
   return (
+    method === 'OPTIONS' ||
+    ((method === 'GET' || method === 'HEAD') && path === OPENAPI_PATH) ||
     (method === 'PUT' && path.startsWith('/api/v1/_upload/')) ||
     (method === 'POST' && path === '/api/billing/webhook')
   );
+}
+
+const OPENAPI_PATH = '/api/openapi.json';
+/** The site proxy's calls: counted in their own window per visitor and site (http/proxy.ts), not here. */
+export const PROXY_ROUTE = '/api/v1/proxy/:slug';
+
+/** Counted by the proxy's own limiter (core/proxy-rate.ts) instead of the caller's API window. */
+export function hasOwnWindow(method: string, path: string): boolean {
+  return method === 'POST' && path === PROXY_ROUTE;
 }
 
 /**
@@ -100,7 +115,7 @@ export async function limitRequest(
   reply: FastifyReply,
 ): Promise<void> {
   const path = routedPath(req);
-  if (!path.startsWith('/api/') || isRateExempt(req.method, path)) return;
+  if (!path.startsWith('/api/') || isRateExempt(req.method, path) || hasOwnWindow(req.method, path)) return;
   const account =
     (await accountForAuthorization(deps.db, req.headers.authorization, deps.clock.now())) ?? null;
   req.account = account;

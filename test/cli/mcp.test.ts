@@ -143,6 +143,11 @@ describe('slipway mcp (Model Context Protocol over stdio)', () => {
     assert.match(text, /api\.stripe\.com/);
     assert.match(text, /ask the user/i);
     assert.ok(!text.includes('4eC39HqLyjWDarjtT1zdp7dcQx91Lm'), 'the secret is echoed');
+    // Issue 21: the agent is told to ask once, and that this server's proxy is off (PROXY_ENABLED=false).
+    const advice = (res.content as TextContent)[0]!.text;
+    assert.equal(advice.match(/\bask the (user|site owner)\b/gi)?.length, 1, advice);
+    assert.match(advice, /site proxy is switched off on this server/);
+    assert.match(advice, /PROXY_ENABLED=true/);
   });
 
   test('publish_site refuses a folder holding a Slipway DATA_DIR (secrets.key, slipway.db)', async () => {

@@ -214,6 +214,13 @@ describe('slipway publish', () => {
     );
     assert.ok(!res.stderr.includes(stripe.slice(8)), 'the secret is never echoed');
     assert.equal((await siteRequest(t, slug, '/')).status, 404, 'not live');
+    // Issue 21: this server's proxy is off (the default), and the CLI says so on a line of its own.
+    assert.ok(
+      lines.some(
+        (l) => l.startsWith('The site proxy is switched off on this server') && /PROXY_ENABLED=true/.test(l),
+      ),
+      res.stderr,
+    );
 
     const json = await owned.run(['publish', dir, '--json']);
     assert.equal(json.code, 3);

@@ -5,6 +5,8 @@ import { describe, test } from 'node:test';
 import { rawRequest, signIn, startTestApp } from '../helpers/app.js';
 
 const HOUR_MS = 3_600_000;
+/** A counted anonymous GET (404: no such route; /api/openapi.json is not counted). */
+const COUNTED = '/api/v1/nothing-here';
 const nextTopOfHourS = (nowMs: number) => (Math.floor(nowMs / HOUR_MS) + 1) * 3600;
 
 describe('rate limits', () => {
@@ -12,7 +14,10 @@ describe('rate limits', () => {
     const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '50' });
     try {
       const answers = [
-        await t.api('/api/openapi.json'),
+        await t.api('/api/v1/publish', {
+          method: 'POST',
+          body: { files: [{ path: 'index.html', size: 5, contentType: 'text/html' }] },
+        }),
         await t.api('/api/v1/nothing-here'),
         await t.api('/api/v1/account'),
         await t.api('/api/auth/agent/request-code', {
@@ -23,7 +28,7 @@ describe('rate limits', () => {
       ];
       assert.deepEqual(
         answers.map((a) => a.status),
-        [200, 404, 401, 400],
+        [201, 404, 401, 400],
       );
       answers.forEach((a, i) => {
         assert.equal(a.headers.get('x-ratelimit-limit'), '50');
@@ -38,8 +43,8 @@ describe('rate limits', () => {
   test('the 6th anonymous request in a window answers 429 RATE_LIMITED with Retry-After', async () => {
     const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '5' });
     try {
-      for (let i = 0; i < 5; i++) assert.equal((await t.api('/api/openapi.json')).status, 200);
-      const res = await t.api('/api/openapi.json');
+      for (let i = 0; i < 5; i++) assert.equal((await t.api(COUNTED)).status, 404);
+      const res = await t.api(COUNTED);
       assert.equal(res.status, 429);
       assert.equal(res.body.code, 'RATE_LIMITED');
       assert.equal(res.body.status, 429);
@@ -94,13 +99,13 @@ describe('rate limits', () => {
       // Park the clock 10 s before a top of the hour.
       const top = (Math.floor(t.clock.now() / HOUR_MS) + 1) * HOUR_MS;
       t.clock.set(top - 10_000);
-      await t.api('/api/openapi.json');
-      const second = await t.api('/api/openapi.json');
+      await t.api(COUNTED);
+      const second = await t.api(COUNTED);
       assert.equal(second.headers.get('x-ratelimit-reset'), String(top / 1000));
-      assert.equal((await t.api('/api/openapi.json')).status, 429);
+      assert.equal((await t.api(COUNTED)).status, 429);
       t.clock.set(top + 1);
-      const fresh = await t.api('/api/openapi.json');
-      assert.equal(fresh.status, 200);
+      const fresh = await t.api(COUNTED);
+      assert.equal(fresh.status, 404);
       assert.equal(fresh.headers.get('x-ratelimit-remaining'), '1');
       assert.equal(fresh.headers.get('x-ratelimit-reset'), String(top / 1000 + 3600));
     } finally {
@@ -111,9 +116,9 @@ describe('rate limits', () => {
   test('50 concurrent requests against a limit of 10 admit exactly 10', async () => {
     const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '10' });
     try {
-      const results = await Promise.all(Array.from({ length: 50 }, () => t.api('/api/openapi.json')));
+      const results = await Promise.all(Array.from({ length: 50 }, () => t.api(COUNTED)));
       const statuses = results.map((r) => r.status);
-      assert.equal(statuses.filter((s) => s === 200).length, 10);
+      assert.equal(statuses.filter((s) => s === 404).length, 10);
       assert.equal(statuses.filter((s) => s === 429).length, 40);
     } finally {
       await t.close();
@@ -132,8 +137,8 @@ describe('rate limits', () => {
       );
       assert.equal(answers[0]!.headers.get('x-ratelimit-limit'), '3');
       // The anonymous window of the same IP is separate.
-      const anon = await t.api('/api/openapi.json');
-      assert.equal(anon.status, 200);
+      const anon = await t.api(COUNTED);
+      assert.equal(anon.status, 404);
       assert.equal(anon.headers.get('x-ratelimit-limit'), '100');
     } finally {
       await t.close();
@@ -144,10 +149,10 @@ describe('rate limits', () => {
     for (const trust of [true, false]) {
       const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '1', TRUST_PROXY: String(trust) });
       try {
-        const a = await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': '203.0.113.1' } });
-        const b = await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': '203.0.113.2' } });
-        assert.equal(a.status, 200);
-        assert.equal(b.status, trust ? 200 : 429);
+        const a = await t.api(COUNTED, { headers: { 'x-forwarded-for': '203.0.113.1' } });
+        const b = await t.api(COUNTED, { headers: { 'x-forwarded-for': '203.0.113.2' } });
+        assert.equal(a.status, 404);
+        assert.equal(b.status, trust ? 404 : 429);
       } finally {
         await t.close();
       }
@@ -162,15 +167,15 @@ describe('rate limits', () => {
       try {
         const statuses: number[] = [];
         for (let i = 0; i < 6; i++) {
-          const res = await t.api('/api/openapi.json', {
+          const res = await t.api(COUNTED, {
             headers: { 'x-forwarded-for': `192.0.2.${i + 1}, 198.51.100.7` },
           });
           statuses.push(res.status);
         }
-        assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
+        assert.deepEqual(statuses, [404, 404, 404, 429, 429, 429]);
         // Another client behind the same proxy has its own window.
-        const other = await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': '198.51.100.8' } });
-        assert.equal(other.status, 200);
+        const other = await t.api(COUNTED, { headers: { 'x-forwarded-for': '198.51.100.8' } });
+        assert.equal(other.status, 404);
       } finally {
         await t.close();
       }
@@ -182,12 +187,12 @@ describe('rate limits', () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const res = await t.api('/api/openapi.json', {
+        const res = await t.api(COUNTED, {
           headers: { 'x-forwarded-for': `198.51.100.${i + 1}` },
         });
         statuses.push(res.status);
       }
-      assert.deepEqual(statuses, [200, 200, 429], '127.0.0.1 is no trusted proxy: its header is ignored');
+      assert.deepEqual(statuses, [404, 404, 429], '127.0.0.1 is no trusted proxy: its header is ignored');
     } finally {
       await t.close();
     }
@@ -198,13 +203,60 @@ describe('rate limits', () => {
     try {
       const statuses: number[] = [];
       for (const client of ['2001:db8:1:2::1', '2001:db8:1:2:aaaa::7', '2001:db8:1:2:ffff:ffff:ffff:ffff']) {
-        statuses.push((await t.api('/api/openapi.json', { headers: { 'x-forwarded-for': client } })).status);
+        statuses.push((await t.api(COUNTED, { headers: { 'x-forwarded-for': client } })).status);
       }
-      assert.deepEqual(statuses, [200, 200, 429]);
-      const otherNetwork = await t.api('/api/openapi.json', {
+      assert.deepEqual(statuses, [404, 404, 429]);
+      const otherNetwork = await t.api(COUNTED, {
         headers: { 'x-forwarded-for': '2001:db8:1:3::1' },
       });
-      assert.equal(otherNetwork.status, 200);
+      assert.equal(otherNetwork.status, 404);
+    } finally {
+      await t.close();
+    }
+  });
+
+  // Issue 21 item 0: one /docs visit and a site's CORS preflights spent a new user's anonymous window.
+  test('GET /api/openapi.json and OPTIONS preflights are not counted and carry no window headers', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '5' });
+    try {
+      for (let i = 0; i < 8; i++) {
+        const doc = await t.api('/api/openapi.json');
+        assert.equal(doc.status, 200);
+        assert.equal(doc.headers.get('x-ratelimit-limit'), null);
+      }
+      for (const path of ['/api/v1/proxy/some-site', '/api/v1/publish', '/api/auth/agent/request-code']) {
+        for (let i = 0; i < 3; i++) {
+          const pre = await t.api(path, {
+            method: 'OPTIONS',
+            headers: {
+              origin: 'http://some-site.localhost',
+              'access-control-request-method': 'POST',
+              'access-control-request-headers': 'content-type',
+            },
+          });
+          assert.notEqual(pre.status, 429, `${path}: ${pre.text}`);
+          assert.equal(pre.headers.get('x-ratelimit-limit'), null, path);
+        }
+      }
+      const signInCall = await t.api('/api/auth/agent/request-code', {
+        method: 'POST',
+        body: { email: 'new-user@example.com' },
+      });
+      assert.equal(signInCall.headers.get('x-ratelimit-remaining'), '4');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('/docs keeps loading once the anonymous window is spent (its definition fetch answers 200)', async () => {
+    const t = await startTestApp({ RATE_LIMIT_ANONYMOUS: '2' });
+    try {
+      for (let i = 0; i < 3; i++) await t.api(COUNTED);
+      assert.equal((await t.api(COUNTED)).status, 429);
+      assert.equal((await t.api('/docs')).status, 200);
+      const doc = await t.api('/api/openapi.json');
+      assert.equal(doc.status, 200);
+      assert.equal(doc.body.openapi.startsWith('3.'), true);
     } finally {
       await t.close();
     }
@@ -218,7 +270,7 @@ describe('rate limits', () => {
         assert.equal(res.status, 200);
         assert.equal(res.headers.get('x-ratelimit-limit'), null);
       }
-      assert.equal((await t.api('/api/openapi.json')).status, 200);
+      assert.equal((await t.api(COUNTED)).status, 404);
     } finally {
       await t.close();
     }

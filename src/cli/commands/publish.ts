@@ -298,6 +298,7 @@ function printFindings(
     steps?: string[];
     suggestedVariableNames?: string[];
     suggestedProxyHosts?: string[];
+    proxyEnabled?: boolean;
   };
   for (const f of findings) {
     const hosts = f.suggestedProxyHosts ?? [];
@@ -317,8 +318,11 @@ function printFindings(
     ]),
   ];
   const steps = remediation.steps ?? [];
-  for (const step of steps) {
-    if (/PROXY_ENABLED|proxy is (?:off|disabled|switched off)/i.test(step)) out.note(`note: ${step}`);
+  if (remediation.proxyEnabled === false) {
+    out.note(
+      'The site proxy is switched off on this server: its operator must set PROXY_ENABLED=true ' +
+        '(self-hosting: restart with PROXY_ENABLED=true); until then the page cannot call the API through it.',
+    );
   }
   if (names.length > 0) {
     out.note('To fix it (each value is read from a prompt or stdin, never from the command line):');

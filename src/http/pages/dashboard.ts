@@ -43,6 +43,8 @@ export interface DashboardPagesDeps {
   secrets: VariableDeps & ProxyHostDeps;
   hosts: HandleDeps & DomainDeps & LinkDeps;
   billing: BillingDeps;
+  /** Whether the site proxy is on: a site page says when it is not (its hosts are then unused). */
+  proxy: { config: { proxyEnabled: boolean } };
 }
 
 /** Where the dashboard lives, and where signing in returns to when it was asked for. */
@@ -297,7 +299,11 @@ ${
 <label for="var-name">Name</label><input id="var-name" name="name" required>
 <label for="var-value">Value</label><input id="var-value" name="value" type="password" required>
 <p><button type="submit">Store variable</button></p></form>
-<h2>Proxy hosts</h2>
+<h2>Proxy hosts</h2>${
+          deps.proxy.config.proxyEnabled
+            ? ''
+            : html`<p class="notice">The site proxy is switched off on this server (PROXY_ENABLED=false): pages cannot call these hosts through it until the operator sets PROXY_ENABLED=true and restarts the service (self-hosting: restart with PROXY_ENABLED=true).</p>`
+        }
 <ul>${hosts.map(
           (h) =>
             html`<li>${h.hostname} <form method="post" action="/dashboard/sites/hosts/delete">${csrf}${slugField}<input type="hidden" name="hostname" value="${h.hostname}"><button class="danger" type="submit" aria-label="Remove ${h.hostname}">Remove</button></form></li>`,
