@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { lastCodeFor, startTestApp, type TestApp } from '../helpers/app.js';
 import { type CliEnv, cliEnv, collect } from '../helpers/cli.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
@@ -120,5 +120,33 @@ describe('slipway login over SMTP', () => {
     );
     const again = await cli.run(['logout', '--json']);
     assert.deepEqual(again.json, { loggedOut: false, server: t.url });
+  });
+});
+
+describe('slipway login on the local default (the dev mailer)', () => {
+  test('it says the code is in the service log and outbox.log, not in a mailbox (issue 21)', async () => {
+    const t = await startTestApp();
+    const cli = await cliEnv(t.url);
+    try {
+      const child = cli.spawn(['login', '--email', 'local@example.com', '--json']);
+      const done = collect(child);
+      let code: string | undefined;
+      for (const end = Date.now() + 20_000; !code && Date.now() < end; ) {
+        try {
+          code = lastCodeFor(t, 'local@example.com');
+        } catch {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+      child.stdin.end(`${code}\n`);
+      const res = await done;
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stderr, /no SMTP_URL/);
+      assert.match(res.stderr, /outbox\.log in its DATA_DIR/);
+      assert.match(res.stderr, /valid for 10 minutes/);
+    } finally {
+      await cli.dispose();
+      await t.close();
+    }
   });
 });

@@ -42,7 +42,7 @@ describe('sign-in over SMTP', () => {
     });
     assert.equal(req.status, 200);
     assert.deepEqual(req.body, {
-      message: req.body.message,
+      message: 'A sign-in code was sent to new@example.com.',
       email: 'new@example.com',
       expiresInSeconds: 600,
     });
@@ -236,6 +236,16 @@ describe('sign-in with the dev mailer', () => {
       const outbox = await readFile(`${t.dataDir}/outbox.log`, 'utf8');
       assert.ok(outbox.includes(lastCodeFor(t, 'dev@example.com')));
       assert.equal(t.devMail.length, 1);
+      // Issue 21: a new user on the local default waited for a mail that never leaves the machine; the
+      // answer (which the CLI prints) says where the code is instead.
+      const again = await t.api('/api/auth/agent/request-code', {
+        method: 'POST',
+        body: { email: 'dev@example.com' },
+      });
+      assert.equal(again.status, 200);
+      assert.match(again.body.message, /no SMTP_URL/);
+      assert.match(again.body.message, /standard output/);
+      assert.match(again.body.message, /outbox\.log in its DATA_DIR/);
       // The structured log never carries the code, even with the dev mailer.
       assert.ok(!t.logs.join('\n').includes(lastCodeFor(t, 'dev@example.com')));
     } finally {

@@ -80,7 +80,9 @@ async function login(session: Session, _args: string[], flags: { email?: string 
   if (email === '') throw new UserError('an email address is required', { code: 'MISSING_INPUT' });
   const sent = await client.requestCode(email);
   const minutes = typeof sent.expiresInSeconds === 'number' ? Math.round(sent.expiresInSeconds / 60) : 10;
-  out.note(`A sign-in code was sent to ${email}; it is valid for ${minutes} minutes.`);
+  // The server's message says where the code went (on the local default: its log, not a mailbox).
+  const message = typeof sent.message === 'string' ? sent.message : `A sign-in code was sent to ${email}.`;
+  out.note(`${message} It is valid for ${minutes} minutes.`);
 
   let verified: Awaited<ReturnType<typeof client.verifyCode>> | undefined;
   for (let attempt = 1; !verified; attempt++) {

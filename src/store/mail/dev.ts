@@ -8,6 +8,7 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
 import type { Mailer, MailMessage } from './types.js';
 
 export class DevMailer implements Mailer {
+  readonly delivery = 'log' as const;
   constructor(
     private readonly outboxFile: string,
     private readonly from: string,

@@ -7,6 +7,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const SOCKET_TIMEOUT_MS = 10_000;
 
 export class SmtpMailer implements Mailer {
+  readonly delivery = 'smtp' as const;
   private readonly transport: Transporter;
 
   constructor(

@@ -7,6 +7,8 @@ export interface MailMessage {
 }
 
 export interface Mailer {
+  /** `log`: no mail leaves the machine (the dev mailer: stdout and DATA_DIR/outbox.log); `smtp`: a mail server. */
+  readonly delivery: 'log' | 'smtp';
   /** Resolves once the message is handed over; rejects (within seconds, never hangs) on failure. */
   send(message: MailMessage): Promise<void>;
   close(): Promise<void>;
