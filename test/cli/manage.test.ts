@@ -139,9 +139,14 @@ describe('slipway site management', () => {
   });
 
   test('domains: add prints the DNS records, verify fails then passes once DNS has them', async () => {
-    const added = ok(await cli.run(['domains', 'add', 'docs.customer.example', '--json']));
-    assert.equal(added.status, 'pending');
-    const txt = added.dns.records.find((r: { type: string }) => r.type === 'TXT');
+    // Human output names the CLI's own next command, not the API call behind it (issue 21 walkthrough).
+    const addedHuman = await cli.run(['domains', 'add', 'docs.customer.example']);
+    assert.equal(addedHuman.code, 0, addedHuman.stderr);
+    assert.match(addedHuman.stdout, /then run `slipway domains verify docs\.customer\.example`/);
+    assert.doesNotMatch(addedHuman.stdout, /POST \/api\//);
+    const pending = ok(await cli.run(['domains', 'list', '--json'])).domains[0];
+    assert.equal(pending.status, 'pending');
+    const txt = { name: pending.verificationTxtName, value: pending.verificationTxtValue };
     assert.equal(txt.name, '_service.docs.customer.example');
 
     const human = await cli.run(['domains', 'verify', 'docs.customer.example']);
@@ -154,6 +159,10 @@ describe('slipway site management', () => {
 
     dns.records['docs.customer.example'] = { CNAME: TARGET };
     dns.records['_service.docs.customer.example'] = { TXT: [txt.value] };
+    const verifiedHuman = await cli.run(['domains', 'verify', 'docs.customer.example']);
+    assert.equal(verifiedHuman.code, 0, verifiedHuman.stderr);
+    assert.match(verifiedHuman.stdout, /`slipway links add <slug> --domain docs\.customer\.example`/);
+    assert.doesNotMatch(verifiedHuman.stdout, /POST \/api\//);
     const verified = ok(await cli.run(['domains', 'verify', 'docs.customer.example', '--json']));
     assert.equal(verified.verified, true);
     const list = ok(await cli.run(['domains', 'list', '--json']));

@@ -27,6 +27,13 @@ describe('web pages', () => {
     assert.match(body, new RegExp(`curl -s ${base}/api/v1/publish `));
     assert.match(body, new RegExp(`${base}/api/v1/publish/&lt;slug&gt;/finalize`));
     assert.match(body, /slipway mcp/);
+    // The command line as the README installs it, aimed at this server: `npm run cli` only works from
+    // the checkout and would talk to the default http://localhost:8080 (issue 21 walkthrough).
+    assert.match(body, /npm link/);
+    assert.match(body, new RegExp(`export SLIPWAY_URL=${base}\n`));
+    assert.match(body, /slipway login/);
+    assert.match(body, /slipway publish \./);
+    assert.doesNotMatch(body, /npm run cli/);
     assert.doesNotMatch(body, /<script(?![^>]*\ssrc=)|style=|<style/, 'no inline script or style');
     // Every URL on the page is this server's (no CDN, no other host).
     for (const [, url] of body.matchAll(/(?:href|src)="([^"]+)"/g)) {

@@ -14,6 +14,17 @@ function recordsTable(out: Output, records: Array<Omit<DnsRecord, 'note'> & { no
   for (const r of records) if (r.note) out.line(`  ${r.type} ${r.name}: ${r.note}`);
 }
 
+/**
+ * The service's texts name its API calls (`then call POST /api/v1/domains/<d>/verify`, `link a site to
+ * it with POST /api/v1/links`); a CLI user types `slipway ...`, so human output names the commands.
+ * `--json` keeps the service's answer as it is.
+ */
+export function cliWording(text: string, domain: string): string {
+  return text
+    .replace(/call POST \/api\/v1\/domains\/\S+\/verify/, `run \`slipway domains verify ${domain}\``)
+    .replace(/with POST \/api\/v1\/links\b/, `with \`slipway links add <slug> --domain ${domain}\``);
+}
+
 export function registerDomains(program: Command): void {
   const domains = program.command('domains').description('manage custom domains');
 
@@ -27,7 +38,7 @@ export function registerDomains(program: Command): void {
         const { out } = session;
         const res = await (await session.authed()).addDomain(domain!);
         out.result(res, () => {
-          out.line(res.dns.instructions);
+          out.line(cliWording(res.dns.instructions, res.domain));
           out.line();
           recordsTable(out, res.dns.records);
         });
@@ -45,7 +56,7 @@ export function registerDomains(program: Command): void {
         const client = await session.authed();
         const res = await client.verifyDomain(domain!);
         if (out.json) return out.result(res, () => {});
-        out.line(res.message);
+        out.line(cliWording(res.message, res.domain));
         if (res.verified) return;
         // The list carries the TXT record; the CNAME target is named in the message above.
         const entry = (await client.listDomains()).domains.find((d) => d.domain === res.domain);

@@ -61,9 +61,11 @@ curl -s -X PUT '&lt;upload.uploads[0].url&gt;' -H 'content-type: text/html' --da
 curl -s ${base}/api/v1/publish/&lt;slug&gt;/finalize -H 'content-type: application/json' \\
   -d '{"versionId":"&lt;upload.versionId&gt;"}'</code></pre>
 <h2>Command line</h2>
-<pre data-copy="the commands"><code>npm run cli -- login                 # email, then the code you receive
-npm run cli -- publish ./dist        # prints the site URL; --json for scripts
-SLIPWAY_URL=${base} npm run cli -- list</code></pre>
+<p>Install <code>slipway</code> once, from the Slipway checkout: <code>npm link</code> (or <code>npm install -g .</code>). Then, from anywhere:</p>
+<pre data-copy="the commands"><code>export SLIPWAY_URL=${base}
+slipway login                        # email, then the code you receive
+cd my-site &amp;&amp; slipway publish .      # prints the site URL; --json for scripts
+slipway list</code></pre>
 <h2>AI agents (MCP)</h2>
 <p><code>slipway mcp</code> serves the Model Context Protocol on stdio. A client configuration:</p>
 <pre data-copy="the configuration"><code>{ "mcpServers": { "slipway": { "command": "slipway", "args": ["mcp"],

@@ -39,9 +39,13 @@ export class Db {
   ) {}
 
   static sqlite(file: string): Db {
-    makePrivateDir(dirname(file));
-    // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode.
-    touchPrivateFile(file);
+    // ':memory:' (and '') is SQLite's in-memory database, not a path: touching it would leave a file
+    // named ':memory:' in the working directory (one was committed to the checkout by a test run).
+    if (file !== ':memory:' && file !== '') {
+      makePrivateDir(dirname(file));
+      // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode.
+      touchPrivateFile(file);
+    }
     const database = new SQLite(file);
     // WAL: readers never block the writer. synchronous=NORMAL: a committed transaction survives a
     // crash of the process (the WAL is in the OS page cache), which is the durability CONTRACT asks for.
