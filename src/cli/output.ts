@@ -130,6 +130,9 @@ export function cliHint(err: ApiClientError): string | undefined {
     return `${hint.replace(/\.$/, '')}: \`slipway list\`, \`slipway delete <slug>\`, \`slipway upgrade\`.`;
   }
   if (hint.includes('/api/openapi.json')) return 'See `slipway help <command>` for what each option takes.';
+  // The service's hint points at `remediation.steps`, a field of the JSON body a terminal user never sees.
+  if (err.code === 'SECRET_DETECTED')
+    return 'Follow the steps above, then publish again (`--verbose` adds the API calls).';
   return undefined;
 }
 

@@ -155,6 +155,13 @@ describe('slipway for a new user (issue 21)', () => {
       lines.some((l) => l.includes('{{STRIPE_SECRET_KEY}}')),
       res.stderr,
     );
+    // The request the page sends the proxy, and a hint that names what the terminal shows.
+    assert.match(
+      res.stderr,
+      /JSON \{"url": "https:\/\/api\.stripe\.com\/\.\.\.", "method", "headers", "body"\}/,
+    );
+    assert.match(res.stderr, /^hint: Follow the steps above/m);
+    assert.doesNotMatch(res.stderr, /see remediation\.steps/);
     assert.ok(!/\b(PUT|PATCH) http/.test(res.stderr), `no raw API calls without --verbose:\n${res.stderr}`);
     assert.ok(!res.stderr.includes(stripe.slice(8)));
 

@@ -336,6 +336,11 @@ function printFindings(
     out.note(
       `  then, in ${paths.length > 0 ? paths.join(', ') : 'the files above'}, remove each secret and call its API through the site proxy (POST ${ctx.server}/api/v1/proxy/${slug}), writing ${placeholders} where ${names.length === 1 ? 'the secret was' : 'each secret was (the list above names which)'}`,
     );
+    // What "call its API through the site proxy" means in the page: without it a user knew the
+    // address but not the request (issue 21 walkthrough).
+    out.note(
+      `    (the page's fetch() sends the proxy JSON {"url": "https://${hosts[0] ?? '<api host>'}/...", "method", "headers", "body"} and gets the API's own status and body back; example: ${ctx.server}/docs#/proxy)`,
+    );
     out.note(`  slipway publish ${ctx.target}`);
   }
   if ((ctx.verbose || names.length === 0) && steps.length > 0) {

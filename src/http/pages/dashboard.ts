@@ -314,7 +314,7 @@ ${
 ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
 <ul>${versions.map(
           (v) =>
-            html`<li>${timeTag(v.createdAt)} · ${v.fileCount} files · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
+            html`<li>${timeTag(v.createdAt)} · ${plural(v.fileCount, 'file')} · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
         )}</ul>
 <h2>Files</h2>
 <details id="files"${site.files.length <= FILES_SHOWN_OPEN ? html` open` : ''}><summary>${plural(site.files.length, 'file')}, ${formatBytes(
