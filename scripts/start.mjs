@@ -46,4 +46,13 @@ if (stale) {
     if (res.status !== 0) process.exit(res.status ?? 1);
   }
 }
+// Under `npm start` the service runs as npm -> sh -> node, and a SIGTERM to npm (what a process manager or
+// `kill <npm pid>` sends) stops npm and sh but reached no further: the service lived on as an orphan
+// holding the port. When the process that started it goes away, it stops as on SIGTERM (drain, close).
+if (process.env.npm_lifecycle_event === 'start') {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+  }, 500).unref();
+}
 await import(`../${entry}`);

@@ -75,6 +75,37 @@ test('npm start serves /healthz and sign-in works through DATA_DIR/outbox.log', 
   }
 });
 
+test('a SIGTERM to npm alone (not its process group) stops the service too, freeing the port', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-start-'));
+  const port = await freePort();
+  const child = spawn('npm', ['start', '--silent'], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  try {
+    await waitFor(`http://localhost:${port}/healthz`, 90_000).catch((err) => {
+      throw new Error(`${err.message}\n${output}`);
+    });
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM'); // npm only, as `kill <pid of npm>` or a process manager does
+    await exited;
+    const deadline = Date.now() + 12_000;
+    while (Date.now() < deadline && groupAlive(child.pid!)) await new Promise((r) => setTimeout(r, 100));
+    const lingering = groupAlive(child.pid!);
+    if (lingering) process.kill(-child.pid!, 'SIGKILL');
+    assert.equal(lingering, false, 'the service outlived npm by more than 12 s, holding its port');
+    await assert.rejects(fetch(`http://localhost:${port}/healthz`), 'the port is free');
+  } finally {
+    child.stdout.destroy();
+    child.stderr.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
 /** Whether any process of the group is still alive (signal 0 probes without signalling). */
 function groupAlive(pgid: number): boolean {
   try {
