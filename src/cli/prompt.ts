@@ -109,3 +109,22 @@ export async function confirm(question: string): Promise<boolean> {
   const answer = await askVisible(`${question} [y/N] `);
   return /^y(?:es)?$/i.test(answer.trim());
 }
+
+/**
+ * A destructive command's consent: `--yes`, else a yes/no question on a terminal; without a terminal and
+ * without `--yes` it refuses (CONFIRMATION_REQUIRED), so a script never deletes by accident.
+ */
+export async function confirmOrRefuse(
+  yes: boolean | undefined,
+  what: string,
+  question: string,
+): Promise<void> {
+  if (yes) return;
+  if (!interactive()) {
+    throw new UserError(`refusing to ${what} without confirmation`, {
+      code: 'CONFIRMATION_REQUIRED',
+      hint: 'Pass --yes to go ahead without a prompt.',
+    });
+  }
+  if (!(await confirm(question))) throw new UserError(`cancelled: did not ${what}`, { code: 'CANCELLED' });
+}

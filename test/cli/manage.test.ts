@@ -172,7 +172,14 @@ describe('slipway site management', () => {
     assert.equal(link.domain, 'docs.customer.example');
     assert.equal(link.location, '/');
     assert.equal((await hostRequest(t, 'docs.customer.example', '/')).text, '<h1>v2</h1>');
-    assert.deepEqual(ok(await cli.run(['domains', 'delete', 'docs.customer.example', '--json'])), {
+    // Removing a domain removes its links: like `slipway delete`, a script must say --yes.
+    failed(
+      await cli.run(['domains', 'delete', 'docs.customer.example', '--json']),
+      1,
+      'CONFIRMATION_REQUIRED',
+    );
+    assert.equal((await hostRequest(t, 'docs.customer.example', '/')).text, '<h1>v2</h1>');
+    assert.deepEqual(ok(await cli.run(['domains', 'delete', 'docs.customer.example', '--yes', '--json'])), {
       domain: 'docs.customer.example',
       deleted: true,
     });
@@ -200,7 +207,8 @@ describe('slipway site management', () => {
       id: link.id,
       deleted: true,
     });
-    assert.equal(ok(await cli.run(['handle', 'delete', '--json'])).deleted, true);
+    failed(await cli.run(['handle', 'delete', '--json']), 1, 'CONFIRMATION_REQUIRED');
+    assert.equal(ok(await cli.run(['handle', 'delete', '--yes', '--json'])).deleted, true);
 
     const portal = ok(await cli.run(['portal', '--json']));
     assert.equal(typeof portal.portalUrl, 'string');

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import type { DnsRecord } from '../../api/domains.js';
 import { formatDate, type Output } from '../output.js';
+import { confirmOrRefuse } from '../prompt.js';
 import { action } from '../session.js';
 
 /** The records to create; a record rebuilt from the domain list has no note. */
@@ -90,10 +91,15 @@ export function registerDomains(program: Command): void {
     .command('delete')
     .description('remove a domain (and every link to it)')
     .argument('<domain>')
-    .addHelpText('after', '\nExamples:\n  slipway domains delete www.example.com')
+    .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  slipway domains delete www.example.com\n  slipway domains delete www.example.com --yes --json',
+    )
     .action(
-      action(async (session, [domain]) => {
+      action<{ yes?: boolean }>(async (session, [domain], flags) => {
         const { out } = session;
+        await confirmOrRefuse(flags.yes, `remove ${domain}`, `Remove ${domain} and every link to it?`);
         const res = await (await session.authed()).deleteDomain(domain!);
         out.result(res, () => out.line(`Removed ${domain}.`));
       }),

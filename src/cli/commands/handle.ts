@@ -1,6 +1,7 @@
 // `slipway handle [show] | set NAME | delete`: the account's vanity handle (<handle>.<site domain>, Hobby).
 
 import type { Command } from 'commander';
+import { confirmOrRefuse } from '../prompt.js';
 import { action } from '../session.js';
 
 export function registerHandle(program: Command): void {
@@ -34,10 +35,16 @@ export function registerHandle(program: Command): void {
   handle
     .command('delete')
     .description('release your handle (and remove its links)')
-    .addHelpText('after', '\nExamples:\n  slipway handle delete')
+    .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
+    .addHelpText('after', '\nExamples:\n  slipway handle delete\n  slipway handle delete --yes --json')
     .action(
-      action(async (session) => {
+      action<{ yes?: boolean }>(async (session, _args, flags) => {
         const { out } = session;
+        await confirmOrRefuse(
+          flags.yes,
+          'release your handle',
+          'Release your handle and remove its links? Anyone may take it afterwards.',
+        );
         const res = await (await session.authed()).deleteHandle();
         out.result(res, () => out.line(String(res.message)));
       }),

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { SiteSummary } from '../../api/sites.js';
 import { serverId } from '../credentials.js';
 import { formatBytes, formatDate, UserError } from '../output.js';
-import { ask, confirm, interactive, readStdin } from '../prompt.js';
+import { ask, confirm, confirmOrRefuse, interactive, readStdin } from '../prompt.js';
 import { action, type Session } from '../session.js';
 import { removeState, type SiteState, statesIn, writeState } from '../state.js';
 import { positiveInt } from './publish.js';
@@ -100,17 +100,11 @@ export function registerSites(program: Command): void {
       action<{ yes?: boolean }>(async (session, [slug], flags) => {
         const { out } = session;
         const client = await session.authed();
-        if (!flags.yes) {
-          if (!interactive()) {
-            throw new UserError(`refusing to delete ${slug} without confirmation`, {
-              code: 'CONFIRMATION_REQUIRED',
-              hint: 'Pass --yes to delete without a prompt.',
-            });
-          }
-          if (!(await confirm(`Delete ${slug} and all its versions permanently?`))) {
-            throw new UserError('not deleted', { code: 'CANCELLED' });
-          }
-        }
+        await confirmOrRefuse(
+          flags.yes,
+          `delete ${slug}`,
+          `Delete ${slug} and all its versions permanently?`,
+        );
         const res = await client.deleteSite(slug!);
         for (const { path } of await statesHere(session, slug!)) await removeState(path);
         out.result(res, () => out.line(`Deleted ${slug}.`));
