@@ -148,6 +148,7 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
     created_at: deps.clock.now(),
     verified_at: null,
     tls_requested_at: null,
+    tls_error: null,
   };
   try {
     await insertDomain(deps.db.kysely, row);

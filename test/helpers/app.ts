@@ -25,6 +25,8 @@ export interface TestApp {
   service: Service;
   clock: MovableClock;
   port: number;
+  /** The TLS listener's port (TLS_PORT), 0 without one. */
+  tlsPort: number;
   /** `http://127.0.0.1:<port>` (an IP host reaches the API). */
   url: string;
   dataDir: string;
@@ -146,6 +148,10 @@ export interface TestAppOptions {
   bodyPace?: ComposeOptions['bodyPace'];
   /** Uploads one client may have under way at once (default UPLOADS_PER_CLIENT). */
   uploadsPerClient?: number;
+  /** Which ACME challenge is answered first (default HTTP-01). */
+  acmeChallengePriority?: ComposeOptions['acmeChallengePriority'];
+  /** How often certificate files are polled (default 2 s). */
+  tlsWatchIntervalMs?: number;
 }
 
 export async function startTestApp(
@@ -182,8 +188,11 @@ export async function startTestApp(
       ...(options.proxyCa ? { proxyCa: options.proxyCa } : {}),
       ...(options.bodyPace ? { bodyPace: options.bodyPace } : {}),
       ...(options.uploadsPerClient ? { uploadsPerClient: options.uploadsPerClient } : {}),
+      ...(options.acmeChallengePriority ? { acmeChallengePriority: options.acmeChallengePriority } : {}),
+      ...(options.tlsWatchIntervalMs ? { tlsWatchIntervalMs: options.tlsWatchIntervalMs } : {}),
     });
     await service.app.listen({ port, host: '127.0.0.1' });
+    if (service.tls !== undefined) await service.tls.listen(config.tls?.port ?? 0, '127.0.0.1');
   } catch (err) {
     // Do not leak a schema, Redis keys or an s3rver child when start-up fails.
     await backend.dispose().catch(() => {});
@@ -198,6 +207,7 @@ export async function startTestApp(
     service,
     clock,
     port,
+    tlsPort: service.tls?.port() ?? 0,
     url,
     dataDir,
     logs,
