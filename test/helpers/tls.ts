@@ -62,7 +62,10 @@ export function issueCertificate(ca: TestCa, names: string[], days = 30): TestCe
   try {
     writeFileSync(join(dir, 'ca.pem'), ca.certPem);
     writeFileSync(join(dir, 'ca.key'), ca.keyPem);
-    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\n`);
+    writeFileSync(
+      join(dir, 'ext.cnf'),
+      `subjectAltName=${names.map((n) => (n.startsWith('IP:') ? n : `DNS:${n}`)).join(',')}\n`,
+    );
     openssl(
       [
         'req',

@@ -46,6 +46,14 @@ export interface AcmeCaOptions {
 export function createAcmeCa(options: AcmeCaOptions): AcmeCa {
   // acme-client's one axios instance is the process's: this service talks to one directory.
   acme.axios.defaults.timeout = options.requestTimeoutMs ?? 30_000;
+  // acme-client retries a CA that errs or is unreachable 5 times over 75 s; once after 2 s is enough
+  // here: a failed order is retried with the issuer's own backoff (core/certificates.ts), and a
+  // handshake should learn soon that none is coming.
+  const settings = (acme.axios.defaults as { acmeSettings?: Record<string, number> }).acmeSettings;
+  if (settings !== undefined) {
+    settings.retryMaxAttempts = 1;
+    settings.retryDefaultDelay = 2;
+  }
   if (options.caFile !== undefined) {
     acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(options.caFile), keepAlive: true });
   }
@@ -90,18 +98,28 @@ export function createAcmeCa(options: AcmeCaOptions): AcmeCa {
         published.set(id, made);
         return made;
       };
-      const certPem = await client.auto({
-        csr,
-        ...(options.email === undefined ? {} : { email: options.email }),
-        termsOfServiceAgreed: true,
-        challengePriority: priority,
-        // The CA checks; a self-check from here would resolve names through this host's own view of DNS.
-        skipChallengeVerification: true,
-        challengeCreateFn: async (authz, challenge, keyAuthorization) =>
-          hooks.publish(await challengeOf(authz, challenge, keyAuthorization)),
-        challengeRemoveFn: async (authz, challenge, keyAuthorization) =>
-          hooks.withdraw(await challengeOf(authz, challenge, keyAuthorization)),
-      });
+      const certPem = await client
+        .auto({
+          csr,
+          ...(options.email === undefined ? {} : { email: options.email }),
+          termsOfServiceAgreed: true,
+          challengePriority: priority,
+          // The CA checks; a self-check from here would resolve names through this host's own view of DNS.
+          skipChallengeVerification: true,
+          challengeCreateFn: async (authz, challenge, keyAuthorization) =>
+            hooks.publish(await challengeOf(authz, challenge, keyAuthorization)),
+          challengeRemoveFn: async (authz, challenge, keyAuthorization) =>
+            hooks.withdraw(await challengeOf(authz, challenge, keyAuthorization)),
+        })
+        .catch((err: unknown) => {
+          // acme-client's retry of an unreachable CA ends in a TypeError on the missing response.
+          if (err instanceof TypeError || (err as { isAxiosError?: boolean }).isAxiosError) {
+            throw new Error(
+              `the ACME directory ${options.directoryUrl} did not answer (${(err as Error).message})`,
+            );
+          }
+          throw err;
+        });
       return { certPem, keyPem: key.toString() };
     },
   };
