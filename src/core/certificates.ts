@@ -30,7 +30,7 @@ import { type HostConfig, isLiveHost, normalizeHostname, parseHost, resolveHost 
 /** Renewal starts this long before a certificate ends (Let's Encrypt's certificates last 90 days). */
 export const RENEW_BEFORE_MS = 30 * 24 * 3_600_000;
 /** A handshake waits at most this long for a certificate being issued, then fails (the order goes on). */
-export const HANDSHAKE_WAIT_MS = 15_000;
+export const HANDSHAKE_WAIT_MS = 20_000;
 /** First retry after a failed order; each next waits twice as long, up to BACKOFF_MAX_MS. */
 export const BACKOFF_BASE_MS = 60_000;
 export const BACKOFF_MAX_MS = 24 * 3_600_000;
@@ -78,8 +78,9 @@ export class CertificateUnavailable extends Error {
 export class CertificateIssuer {
   private readonly inFlight = new Map<string, Promise<HandshakeAnswer>>();
   private readonly orderTimes: number[] = [];
-  /** Orders placed with the CA by this node (tests count them). */
+  /** Orders placed with the CA by this node, and challenges published by kind (tests count them). */
   ordersPlaced = 0;
+  readonly challengesPublished = { 'http-01': 0, 'tls-alpn-01': 0 };
 
   constructor(readonly deps: CertificateDeps) {}
 
@@ -234,6 +235,7 @@ export class CertificateIssuer {
 
   private async publish(c: PublishedChallenge): Promise<void> {
     const now = this.deps.clock.now();
+    this.challengesPublished[c.kind]++;
     if (c.kind === 'http-01') {
       await insertAcmeChallenge(this.deps.db.kysely, {
         id: c.token,

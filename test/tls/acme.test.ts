@@ -99,6 +99,7 @@ describe('certificates on demand over ACME (Pebble)', { timeout: 240_000 }, () =
     assert.equal(res.status, 200);
     assert.equal(res.body.toString(), PAGE);
     assert.equal(pebble.orders(), 1, pebble.log());
+    assert.deepEqual(t.service.certificates?.challengesPublished, { 'http-01': 1, 'tls-alpn-01': 0 });
     assert.equal((await domainStatus(t, key, SHOP))?.sslStatus, 'active');
     // Served from memory from now on: no second order.
     const again = await handshake(t.tlsPort, SHOP, { ca: root });
@@ -161,5 +162,42 @@ describe('certificates on demand over ACME (Pebble)', { timeout: 240_000 }, () =
     const after = await domainStatus(t, key, LATE);
     assert.equal(after?.sslStatus, 'active');
     assert.equal(after?.sslError, undefined);
+  });
+});
+
+describe('TLS-ALPN-01 answered on the TLS port (Pebble)', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let dns: DnsPeer;
+  let pebble: Pebble;
+  const SHOP = 'alpn.acme-customer.example';
+
+  before(async () => {
+    dns = await startDnsPeer({});
+    const setup = await preparePebble({ dnsServer: dns.server });
+    t = await startTestApp(
+      {
+        DNS_SERVERS: dns.server,
+        CNAME_TARGET,
+        TLS_PORT: String(await freePort()),
+        ACME_DIRECTORY_URL: setup.directoryUrl,
+        ACME_CA_FILE: setup.caFile,
+      },
+      { acmeChallengePriority: ['tls-alpn-01'] },
+    );
+    pebble = await setup.start({ httpPort: t.port, tlsPort: t.tlsPort });
+  });
+
+  after(async () => {
+    await t?.close();
+    await pebble?.close();
+    await dns?.close();
+  });
+
+  test('a verified custom domain gets its certificate through TLS-ALPN-01', async () => {
+    await activeDomain(t, dns, SHOP, 'alpn-owner@example.com');
+    const res = await tlsRequest(t.tlsPort, { host: SHOP, path: '/', ca: await pebble.root() });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.toString(), PAGE);
+    assert.deepEqual(t.service.certificates?.challengesPublished, { 'http-01': 0, 'tls-alpn-01': 1 });
   });
 });

@@ -64,7 +64,13 @@ export function createAcmeCa(options: AcmeCaOptions): AcmeCa {
       return (await acme.crypto.createPrivateEcdsaKey('P-256')).toString();
     },
     async issue(name, accountKeyPem, hooks) {
-      const client = new acme.Client({ directoryUrl: options.directoryUrl, accountKey: accountKeyPem });
+      // Poll an order's status from 1 s on (acme-client's default first wait is 5 s: a handshake waits on it).
+      const client = new acme.Client({
+        directoryUrl: options.directoryUrl,
+        accountKey: accountKeyPem,
+        backoffMin: 1_000,
+        backoffMax: 10_000,
+      });
       const [key, csr] = await acme.crypto.createCsr(
         { commonName: name, altNames: [name] },
         await acme.crypto.createPrivateEcdsaKey('P-256'),
