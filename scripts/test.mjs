@@ -16,7 +16,7 @@ function collect(dir) {
 }
 
 /** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
-const INTEGRATION_DIRS = ['http', 'serve', 'client', 'cli'].map((d) => join('test', d));
+const INTEGRATION_DIRS = ['http', 'serve', 'client', 'cli', 'tls'].map((d) => join('test', d));
 const isIntegration = (f) => INTEGRATION_DIRS.some((d) => f.startsWith(`${d}${sep}`));
 /** Tests that only make sense on the scale-out set (several nodes, outages of its servers). */
 const scaleoutOnly = (f) => f.includes('two-node') || f.includes('outage');
