@@ -42,6 +42,16 @@ if (backends.includes('embedded')) {
     SLIPWAY_TEST_BACKEND: 'embedded',
   });
 }
+// The serving tests once more with site requests over TLS (test/helpers/app.ts TEST_TRANSPORT): the
+// fast path, memo, password gate, ranges, 304 and the malformed-request corpus on TLS sockets.
+if (backends.includes('embedded')) {
+  const files = all.filter((f) => f.startsWith(`${join('test', 'serve')}${sep}`));
+  ran += files.length;
+  failed |= run('site serving over TLS (embedded, SLIPWAY_TEST_TRANSPORT=tls)', files, {
+    SLIPWAY_TEST_BACKEND: 'embedded',
+    SLIPWAY_TEST_TRANSPORT: 'tls',
+  });
+}
 if (backends.includes('scaleout')) {
   const files = all.filter((f) => isIntegration(f) || scaleoutOnly(f));
   if (files.length > 0) {

@@ -76,7 +76,7 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
   };
 
   const sniCallback = (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void): void => {
-    const name = servername.toLowerCase();
+    const name = servername.toLowerCase().replace(/\.$/, '');
     const fileCert = book.find(name);
     if (fileCert !== undefined) {
       cb(null, fileCert.context);
