@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RENEW_BEFORE_MS } from '../../src/core/certificates.js';
-import { findTlsCertificate } from '../../src/store/db/tables/tls-certificate.js';
+import { findTlsCertificate, insertAcmeChallenge } from '../../src/store/db/tables/tls-certificate.js';
 import { freePort, rawRequest, signIn, startTestApp, sweepNow, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { type Pebble, preparePebble } from '../helpers/pebble.js';
@@ -199,5 +199,50 @@ describe('TLS-ALPN-01 answered on the TLS port (Pebble)', { timeout: 120_000 }, 
     assert.equal(res.status, 200);
     assert.equal(res.body.toString(), PAGE);
     assert.deepEqual(t.service.certificates?.challengesPublished, { 'http-01': 0, 'tls-alpn-01': 1 });
+  });
+});
+
+describe('the plain port with an https BASE_URL and on-demand certificates', () => {
+  let t: TestApp;
+
+  before(async () => {
+    const tlsPort = await freePort();
+    t = await startTestApp({
+      BASE_URL: `https://app.acme-plain.example:${tlsPort}`,
+      SITE_DOMAIN: 'sites.acme-plain.example',
+      TLS_PORT: String(tlsPort),
+      // Never contacted here: the challenge below is stored by hand.
+      ACME_DIRECTORY_URL: 'https://127.0.0.1:9/dir',
+    });
+  });
+
+  after(() => t?.close());
+
+  test('answers HTTP-01 challenges on any host before redirecting everything else to https', async () => {
+    const token = 'tok_abcdefghijklmnopqrstuvwxyz0123';
+    await insertAcmeChallenge(t.ctx.db.kysely, {
+      id: token,
+      name: 'shop.acme-plain.example',
+      kind: 'http-01',
+      value: `${token}.thumbprint`,
+      key_pem: null,
+      created_at: t.clock.now(),
+    });
+    for (const host of ['shop.acme-plain.example', 'x.sites.acme-plain.example', 'app.acme-plain.example']) {
+      const res = await rawRequest(t.port, { host, path: `/.well-known/acme-challenge/${token}` });
+      assert.equal(res.status, 200, host);
+      assert.equal(res.body.toString(), `${token}.thumbprint`);
+    }
+    const unknown = await rawRequest(t.port, {
+      host: 'shop.acme-plain.example',
+      path: '/.well-known/acme-challenge/tok_unknownunknownunknown000',
+    });
+    assert.equal(unknown.status, 404);
+    const other = await rawRequest(t.port, {
+      host: 'x.sites.acme-plain.example',
+      path: '/.well-known/other',
+    });
+    assert.equal(other.status, 301);
+    assert.equal(other.headers.location, `https://x.sites.acme-plain.example:${t.tlsPort}/.well-known/other`);
   });
 });
