@@ -5,8 +5,12 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { RENEW_BEFORE_MS } from '../../src/core/certificates.js';
-import { findTlsCertificate, insertAcmeChallenge } from '../../src/store/db/tables/tls-certificate.js';
+import { RENEW_BEFORE_MS, seal } from '../../src/core/certificates.js';
+import {
+  findTlsCertificate,
+  insertAcmeChallenge,
+  storeTlsCertificate,
+} from '../../src/store/db/tables/tls-certificate.js';
 import { freePort, rawRequest, signIn, startTestApp, sweepNow, type TestApp } from '../helpers/app.js';
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { type Pebble, preparePebble } from '../helpers/pebble.js';
@@ -244,5 +248,22 @@ describe('the plain port with an https BASE_URL and on-demand certificates', () 
     });
     assert.equal(other.status, 301);
     assert.equal(other.headers.location, `https://x.sites.acme-plain.example:${t.tlsPort}/.well-known/other`);
+  });
+
+  test('a stored certificate that does not load fails its handshake at once (no hang), logged', async () => {
+    const name = 'broken.acme-plain.example';
+    await storeTlsCertificate(t.ctx.db.kysely, {
+      name,
+      cert_pem: '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n',
+      key_sealed: seal(t.ctx.keys.tlsKeys, name, 'not a key'),
+      not_after: t.clock.now() + 86_400_000,
+      issued_at: t.clock.now(),
+    });
+    const started = Date.now();
+    const result = await handshake(t.tlsPort, name, { timeoutMs: 10_000 });
+    assert.equal(result.ok, false);
+    assert.notEqual(result.error, 'timeout');
+    assert.ok(Date.now() - started < 5_000);
+    assert.ok(t.logs.some((l) => l.includes('a stored certificate does not load')));
   });
 });

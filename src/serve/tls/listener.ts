@@ -104,14 +104,26 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
           fail(cb, name, 'may not have a certificate');
           return;
         }
-        const cert = certificateOf(answer.certPem, answer.keyPem);
+        let cert: Certificate;
+        try {
+          cert = certificateOf(answer.certPem, answer.keyPem);
+        } catch (err) {
+          logger.error({ err, servername: name }, 'a stored certificate does not load');
+          fail(cb, name, 'its stored certificate does not load');
+          return;
+        }
         if (answer.kind === 'certificate') {
           if (issued.size >= ISSUED_MAX) issued.clear();
           issued.set(name, cert);
         }
         cb(null, cert.context);
       },
-      (err: Error) => fail(cb, name, err.message),
+      (err: Error) => {
+        // The CA or the database failing is worth a line; a name still waiting for its order is not.
+        if (err.name !== 'CertificateUnavailable')
+          logger.warn({ err, servername: name }, 'certificate look-up failed');
+        fail(cb, name, err.message);
+      },
     );
   };
 
