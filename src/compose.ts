@@ -88,6 +88,8 @@ export interface ComposeOptions {
   acmeChallengePriority?: ChallengeKind[];
   /** How often the certificate files are polled (default 2 s). */
   tlsWatchIntervalMs?: number;
+  /** How long a handshake waits for a certificate being ordered (default HANDSHAKE_WAIT_MS). */
+  tlsHandshakeWaitMs?: number;
 }
 
 /** The app's services, plus what the site server and the sweeper use. */
@@ -179,6 +181,7 @@ function certificateIssuer(stores: Stores, options: ComposeOptions): Certificate
     logger: stores.logger,
     sealKey: stores.keys.tlsKeys,
     directoryUrl: acme.directoryUrl,
+    ...(options.tlsHandshakeWaitMs ? { handshakeWaitMs: options.tlsHandshakeWaitMs } : {}),
     ca: createAcmeCa({
       ...acme,
       ...(options.acmeChallengePriority ? { challengePriority: options.acmeChallengePriority } : {}),

@@ -59,6 +59,8 @@ export interface CertificateDeps {
   sealKey: Buffer;
   ca: AcmeCa;
   directoryUrl: string;
+  /** Replaces HANDSHAKE_WAIT_MS (tests). */
+  handshakeWaitMs?: number;
 }
 
 /** What a handshake for a name no file covers is answered with. */
@@ -104,7 +106,7 @@ export class CertificateIssuer {
     if (row?.next_attempt_at != null && row.next_attempt_at > this.deps.clock.now()) {
       throw new CertificateUnavailable(`${name}: the last order failed; next attempt after backoff`);
     }
-    return withTimeout(this.issue(name), HANDSHAKE_WAIT_MS, name);
+    return withTimeout(this.issue(name), this.deps.handshakeWaitMs ?? HANDSHAKE_WAIT_MS, name);
   }
 
   /** May `name` have a certificate: the BASE_URL host, or a host the TLS ask answers 200 for. */
@@ -184,7 +186,7 @@ export class CertificateIssuer {
   private async awaitOtherNode(name: string): Promise<HandshakeAnswer> {
     const started = Date.now();
     const startedAt = (await findTlsCertificate(this.deps.db.kysely, name))?.updated_at ?? 0;
-    while (Date.now() - started < HANDSHAKE_WAIT_MS) {
+    while (Date.now() - started < (this.deps.handshakeWaitMs ?? HANDSHAKE_WAIT_MS)) {
       await new Promise((r) => setTimeout(r, POLL_MS));
       const row = await findTlsCertificate(this.deps.db.kysely, name);
       if (row !== undefined && row.updated_at > startedAt) {

@@ -223,6 +223,8 @@ export interface TestAppOptions {
   acmeChallengePriority?: ComposeOptions['acmeChallengePriority'];
   /** How often certificate files are polled (default 2 s). */
   tlsWatchIntervalMs?: number;
+  /** How long a handshake waits for a certificate being ordered. */
+  tlsHandshakeWaitMs?: number;
 }
 
 export async function startTestApp(
@@ -272,6 +274,7 @@ export async function startTestApp(
       ...(options.uploadsPerClient ? { uploadsPerClient: options.uploadsPerClient } : {}),
       ...(options.acmeChallengePriority ? { acmeChallengePriority: options.acmeChallengePriority } : {}),
       ...(options.tlsWatchIntervalMs ? { tlsWatchIntervalMs: options.tlsWatchIntervalMs } : {}),
+      ...(options.tlsHandshakeWaitMs ? { tlsHandshakeWaitMs: options.tlsHandshakeWaitMs } : {}),
     });
     await service.app.listen({ port, host: '127.0.0.1' });
     if (service.tls !== undefined) {

@@ -4,6 +4,7 @@
 // down during issuance: a clean failure with sslError, then a retry that succeeds.
 
 import assert from 'node:assert/strict';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { RENEW_BEFORE_MS, seal } from '../../src/core/certificates.js';
 import {
@@ -265,5 +266,55 @@ describe('the plain port with an https BASE_URL and on-demand certificates', () 
     assert.notEqual(result.error, 'timeout');
     assert.ok(Date.now() - started < 5_000);
     assert.ok(t.logs.some((l) => l.includes('a stored certificate does not load')));
+  });
+});
+
+describe('a CA that accepts connections and never answers', () => {
+  let t: TestApp;
+  let dns: DnsPeer;
+  let silent: Server;
+  const sockets = new Set<Socket>();
+
+  before(async () => {
+    dns = await startDnsPeer({});
+    silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t = await startTestApp(
+      {
+        DNS_SERVERS: dns.server,
+        CNAME_TARGET,
+        TLS_PORT: String(await freePort()),
+        ACME_DIRECTORY_URL: `https://127.0.0.1:${(silent.address() as AddressInfo).port}/dir`,
+      },
+      { tlsHandshakeWaitMs: 1_500 },
+    );
+  });
+
+  after(async () => {
+    // Cut the hanging connections: the order fails at once instead of at its 30 s request timeout.
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+    await t?.close();
+    await dns?.close();
+  });
+
+  test('handshakes for a name being ordered wait a bounded time, then fail cleanly; one order for all', async () => {
+    await activeDomain(t, dns, 'slow.acme-customer.example', 'slow-owner@example.com');
+    const started = Date.now();
+    const results = await Promise.all(
+      [1, 2, 3].map(() => handshake(t.tlsPort, 'slow.acme-customer.example', { timeoutMs: 10_000 })),
+    );
+    const took = Date.now() - started;
+    for (const r of results) {
+      assert.equal(r.ok, false);
+      assert.notEqual(r.error, 'timeout', 'the server fails the handshake itself');
+    }
+    assert.ok(took >= 1_400 && took < 5_000, `waited ${took} ms`);
+    assert.equal(t.service.certificates?.ordersPlaced, 1, 'the three handshakes joined one order');
+    // The service still answers.
+    assert.equal((await t.api('/healthz')).status, 200);
   });
 });
