@@ -134,6 +134,9 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
       // TLS-ALPN-01 validation (RFC 8737) negotiates acme-tls/1; browsers get http/1.1 (no h2: decisions.md).
       ALPNProtocols: ['http/1.1', 'acme-tls/1'],
       handshakeTimeout: 30_000,
+      // As node:http and node:https servers do (tls.Server alone leaves Nagle on): a response's last
+      // segment is not held back waiting for the client's ACK.
+      noDelay: true,
     },
     (socket: TLSSocket) => {
       if (socket.alpnProtocol === 'acme-tls/1') {
