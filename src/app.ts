@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -102,6 +102,10 @@ function answerAsteriskForm(req: IncomingMessage, res: ServerResponse): void {
 const HSTS = 'max-age=63072000';
 
 const isEncrypted = (socket: Socket): boolean => (socket as TLSSocket).encrypted === true;
+
+/** No Host, or an IP literal (`127.0.0.1`, `[::1]`). */
+const isAddressHost = (hostname: string): boolean =>
+  hostname === '' || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
 
 /** RFC 8555 §8.3: the key authorization as text, for any host; 404 for a token nobody published. */
 function answerAcmeChallenge(
@@ -217,7 +221,10 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
           answerAcmeChallenge(acme, req, res, logger);
           return;
         }
-        if (redirectPlain && !isEncrypted(req.socket)) {
+        const hostname = hostnameOf(targetAuthority(req));
+        // An IP literal (or no Host) can have no certificate, so https cannot serve it: a health check
+        // or metrics scrape by address keeps its plain answer (decisions.md "HTTPS in Slipway").
+        if (redirectPlain && !isEncrypted(req.socket) && !isAddressHost(hostname)) {
           redirectToHttps(req, res, httpsPort);
           return;
         }
@@ -225,7 +232,6 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
           answerAsteriskForm(req, res);
           return;
         }
-        const hostname = hostnameOf(targetAuthority(req));
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
         else siteServer.handle(req, new NodeSiteResponse(res, services.bodyPace), hostname);
       }),

@@ -151,6 +151,10 @@ describe('TLS with certificate files', () => {
     assert.equal(api.headers['strict-transport-security'], undefined, 'no HSTS over plain HTTP');
     const bad = await rawRequest(t.port, { host: 'a/b', path: '/' });
     assert.equal(bad.status, 400);
+    // An address has no certificate, so https cannot serve it: health checks by address stay plain.
+    const byAddress = await rawRequest(t.port, { host: `127.0.0.1:${t.port}`, path: '/healthz' });
+    assert.equal(byAddress.status, 200);
+    assert.equal((await rawRequest(t.port, { host: '[::1]', path: '/healthz' })).status, 200);
   });
 
   test('certificate files replaced on disk (by rename) are served without a restart', async () => {
