@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { type App, type AppServices, buildApp, httpServerOf } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { BODY_PACE, type BodyPace } from './core/body-pace.js';
-import { CertificateIssuer } from './core/certificates.js';
+import { CertificateIssuer, markServedFromFiles } from './core/certificates.js';
 import { secretScanCheck } from './core/scan/site-scan.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
 import { type SweepDeps, startSweeper } from './core/sweeper.js';
@@ -132,6 +132,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
               httpServer: httpServerOf(app),
               files: config.tls.files,
               onDemand: certificates,
+              servedFromFiles: (name) => markServedFromFiles(stores, name),
               subscribeDropped: (drop) =>
                 stores.changes.subscribe((change) => {
                   if (change.kind === 'host') drop(change.host);

@@ -69,6 +69,20 @@ export type HandshakeAnswer =
   /** The CA's TLS-ALPN-01 validation connection for a name being issued. */
   | { kind: 'challenge'; certPem: string; keyPem: string };
 
+/**
+ * A name was served from the certificate files: if it is an active custom domain, its sslStatus is
+ * `active` (the files cover it). Errors are logged, never thrown (it runs beside a handshake).
+ */
+export function markServedFromFiles(
+  deps: { db: Db; clock: Clock; config: HostConfig; logger: Logger },
+  name: string,
+): void {
+  if (parseHost(name, deps.config.siteHost)?.kind !== 'domain') return;
+  markDomainCertified(deps.db.kysely, name, deps.clock.now()).catch((err: unknown) =>
+    deps.logger.warn({ err, name }, 'marking a domain served from the certificate files failed'),
+  );
+}
+
 export class CertificateUnavailable extends Error {
   constructor(message: string) {
     super(message);

@@ -12,12 +12,15 @@ import { after, before, describe, test } from 'node:test';
 import { connect } from 'node:tls';
 import { composeService } from '../../src/compose.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { freePort, rawRequest, startTestApp, type TestApp } from '../helpers/app.js';
+import { insertDomain } from '../../src/store/db/tables/domain.js';
+import { freePort, rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { seedSite } from '../helpers/seed.js';
 import { handshake, issueCertificate, makeCa, type TestCa, tlsRequest } from '../helpers/tls.js';
 
 const SITES = 'sites.test';
 const BASE = 'app.test';
+/** A custom domain the operator put into the certificate files. */
+const FILE_DOMAIN = 'shop.files-customer.example';
 
 describe('TLS with certificate files', () => {
   let t: TestApp;
@@ -30,7 +33,7 @@ describe('TLS with certificate files', () => {
   before(async () => {
     ca = makeCa();
     dir = mkdtempSync(join(tmpdir(), 'slipway-tls-files-'));
-    const cert = issueCertificate(ca, [`*.${SITES}`, BASE]);
+    const cert = issueCertificate(ca, [`*.${SITES}`, BASE, FILE_DOMAIN]);
     writeFileSync(join(dir, 'cert.pem'), cert.chainPem);
     writeFileSync(join(dir, 'key.pem'), cert.keyPem);
     tlsPort = await freePort();
@@ -65,6 +68,32 @@ describe('TLS with certificate files', () => {
     }
     const metrics = await tlsRequest(t.tlsPort, { host: BASE, path: '/metrics', ca: ca.certPem });
     assert.match(metrics.body.toString(), /slipway_site_fast_path_memo_hits_total [1-9]/);
+  });
+
+  test('a custom domain the files cover is served from them, and its sslStatus becomes active', async () => {
+    const key = await signIn(t, 'files-domain@example.com');
+    const account = await t.ctx.db.kysely
+      .selectFrom('accounts')
+      .select('id')
+      .where('email', '=', 'files-domain@example.com')
+      .executeTakeFirstOrThrow();
+    await insertDomain(t.ctx.db.kysely, {
+      domain: FILE_DOMAIN,
+      account_id: account.id,
+      status: 'active',
+      token: 'files-token',
+      created_at: t.clock.now(),
+      verified_at: t.clock.now(),
+      tls_requested_at: null,
+      tls_error: null,
+    });
+    const status = async () =>
+      ((await t.api('/api/v1/domains', { key })).body.domains as Array<{ sslStatus: string }>)[0]?.sslStatus;
+    assert.equal(await status(), 'provisioning');
+    assert.equal((await handshake(t.tlsPort, FILE_DOMAIN, { ca: ca.certPem })).ok, true);
+    const until = Date.now() + 5_000;
+    while ((await status()) !== 'active' && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await status(), 'active');
   });
 
   test('the BASE_URL host is served over TLS with Strict-Transport-Security', async () => {

@@ -27,6 +27,8 @@ export interface TlsFrontOptions {
   httpServer: HttpServer;
   files: { cert: string; key: string } | undefined;
   onDemand: OnDemandCertificates | undefined;
+  /** Called once per name (per process) served from the files (a custom domain's sslStatus). */
+  servedFromFiles?: (name: string) => void;
   /** Called with a name whose cached certificate must be dropped (change events). */
   subscribeDropped?: (drop: (name: string) => void) => () => void;
   logger: Logger;
@@ -63,6 +65,8 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
   /** On-demand certificates by name (filled on first handshake, dropped by change events). */
   const issued = new Map<string, Certificate>();
   const refused = new Map<string, number>();
+  /** Names already reported to servedFromFiles. */
+  const servedNames = new Set<string>();
 
   const onDemand = options.onDemand;
   const unsubscribe = options.subscribeDropped?.((name) => {
@@ -79,6 +83,11 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
     const name = servername.toLowerCase().replace(/\.$/, '');
     const fileCert = book.find(name);
     if (fileCert !== undefined) {
+      if (options.servedFromFiles !== undefined && !servedNames.has(name)) {
+        if (servedNames.size >= ISSUED_MAX) servedNames.clear();
+        servedNames.add(name);
+        options.servedFromFiles(name);
+      }
       cb(null, fileCert.context);
       return;
     }
