@@ -113,9 +113,10 @@ export class CertificateIssuer {
     if (challenge !== undefined && challenge.key_pem !== null) {
       return { kind: 'challenge', certPem: challenge.value, keyPem: challenge.key_pem };
     }
+    // Allowed first, also for a stored certificate: a removed domain or deleted site gets none.
+    if (!(await this.allowed(name))) return null;
     const stored = await this.stored(name);
     if (stored !== null) return stored;
-    if (!(await this.allowed(name))) return null;
     const row = await findTlsCertificate(this.deps.db.kysely, name);
     if (row?.next_attempt_at != null && row.next_attempt_at > this.deps.clock.now()) {
       throw new CertificateUnavailable(`${name}: the last order failed; next attempt after backoff`);
