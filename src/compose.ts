@@ -133,9 +133,13 @@ export async function composeService(config: Config, options: ComposeOptions = {
               files: config.tls.files,
               onDemand: certificates,
               servedFromFiles: (name) => markServedFromFiles(stores, name),
+              // A host, a site (its `<slug>.` host) or an account's plan changed, or a certificate was
+              // stored: what is cached for it is looked up again (whether it may have one, and which).
               subscribeDropped: (drop) =>
                 stores.changes.subscribe((change) => {
                   if (change.kind === 'host') drop(change.host);
+                  else if (change.kind === 'site') drop(`${change.slug}.${config.siteHost}`);
+                  else drop(null);
                 }),
               logger: stores.logger,
               now: () => stores.clock.now(),

@@ -16,7 +16,8 @@ import { freePort, rawRequest, signIn, startTestApp, sweepNow, type TestApp } fr
 import { type DnsPeer, startDnsPeer } from '../helpers/dns.js';
 import { type Pebble, preparePebble } from '../helpers/pebble.js';
 import { assertPublished, publish } from '../helpers/publish.js';
-import { handshake, tlsRequest } from '../helpers/tls.js';
+import { deleteSite, seedSite } from '../helpers/seed.js';
+import { handshake, issueCertificate, makeCa, tlsRequest } from '../helpers/tls.js';
 
 const CNAME_TARGET = 'sites.acme-target.example';
 const PAGE = '<!doctype html><h1>shop over its own certificate</h1>';
@@ -253,6 +254,23 @@ describe('the plain port with an https BASE_URL and on-demand certificates', () 
     });
     assert.equal(other.status, 301);
     assert.equal(other.headers.location, `https://x.sites.acme-plain.example:${t.tlsPort}/.well-known/other`);
+  });
+
+  test('a site host stops getting its stored certificate once the site is deleted', async () => {
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': '<h1>soon gone</h1>' } });
+    const name = `${slug}.sites.acme-plain.example`;
+    const ca = makeCa('Stored site CA');
+    const cert = issueCertificate(ca, [name]);
+    await storeTlsCertificate(t.ctx.db.kysely, {
+      name,
+      cert_pem: cert.chainPem,
+      key_sealed: seal(t.ctx.keys.tlsKeys, name, cert.keyPem),
+      not_after: t.clock.now() + 86_400_000,
+      issued_at: t.clock.now(),
+    });
+    assert.equal((await handshake(t.tlsPort, name, { ca: ca.certPem })).ok, true);
+    await deleteSite(t.ctx, slug);
+    assert.equal((await handshake(t.tlsPort, name, { ca: ca.certPem })).ok, false);
   });
 
   test('a stored certificate that does not load fails its handshake at once (no hang), logged', async () => {

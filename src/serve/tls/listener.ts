@@ -29,8 +29,8 @@ export interface TlsFrontOptions {
   onDemand: OnDemandCertificates | undefined;
   /** Called once per name (per process) served from the files (a custom domain's sslStatus). */
   servedFromFiles?: (name: string) => void;
-  /** Called with a name whose cached certificate must be dropped (change events). */
-  subscribeDropped?: (drop: (name: string) => void) => () => void;
+  /** Called with a name whose cached certificate must be dropped, or null for all (change events). */
+  subscribeDropped?: (drop: (name: string | null) => void) => () => void;
   logger: Logger;
   /** How often the certificate files are polled for changes (default 2 s). */
   watchIntervalMs?: number;
@@ -70,6 +70,11 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
 
   const onDemand = options.onDemand;
   const unsubscribe = options.subscribeDropped?.((name) => {
+    if (name === null) {
+      issued.clear();
+      refused.clear();
+      return;
+    }
     issued.delete(name);
     refused.delete(name);
   });
