@@ -6,7 +6,8 @@
 // service on PostgreSQL + S3 (s3rver) + Redis; `--both` runs both backends side by side and adds a publish
 // of 1000 files / 50 MB on each. Prints tables with the targets and writes bench/out/serve.json.
 //
-// Options: --both | --scaleout | --embedded, --skip-sites, --skip-publish, --publish (also without --both).
+// Options: --both | --scaleout | --embedded, --skip-sites, --skip-publish, --publish (also without --both),
+// --tls (the HTTPS set instead: the service over TLS vs nginx over TLS vs Caddy -> the service; lib/serve-tls.ts).
 // Environment: BENCH_ROUNDS (6), BENCH_DURATION_S (2), BENCH_SITES_DURATION_S (3), BENCH_CONNECTIONS (50),
 // BENCH_SITES (5000), BENCH_SEED_PARALLEL (32), BENCH_PUBLISH_ROUNDS (3), BENCH_SCENARIOS (page,big,revalidate),
 // BENCH_MAX_RETRIES (8), BENCH_PIN (1), BENCH_SERVICE_MODE (dist | tsx; default: dist when fresh),
@@ -32,6 +33,7 @@ import {
   timedPublish,
   warmHosts,
 } from './lib/serve-sites.js';
+import { runTlsBench } from './lib/serve-tls.js';
 import {
   busyProcesses,
   ensureAptCommands,
@@ -156,7 +158,17 @@ interface Options {
 function parseOptions(): Options {
   const argv = process.argv.slice(2);
   for (const a of argv) {
-    if (!['--both', '--scaleout', '--embedded', '--skip-sites', '--skip-publish', '--publish'].includes(a))
+    if (
+      ![
+        '--both',
+        '--scaleout',
+        '--embedded',
+        '--skip-sites',
+        '--skip-publish',
+        '--publish',
+        '--tls',
+      ].includes(a)
+    )
       throw new Error(`unknown option ${a}`);
   }
   const env = process.env.BENCH_BACKEND ?? 'embedded';
@@ -283,6 +295,10 @@ class Cleanup {
 
 async function main(): Promise<void> {
   const opts = parseOptions();
+  if (process.argv.includes('--tls')) {
+    await runTlsBench();
+    return;
+  }
   const started = Date.now();
   const cleanup = new Cleanup();
   const onSignal = () => {

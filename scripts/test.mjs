@@ -16,7 +16,7 @@ function collect(dir) {
 }
 
 /** Integration tests that depend on the backend set (the rest are pure or pick their own backends). */
-const INTEGRATION_DIRS = ['http', 'serve', 'client', 'cli'].map((d) => join('test', d));
+const INTEGRATION_DIRS = ['http', 'serve', 'client', 'cli', 'tls'].map((d) => join('test', d));
 const isIntegration = (f) => INTEGRATION_DIRS.some((d) => f.startsWith(`${d}${sep}`));
 /** Tests that only make sense on the scale-out set (several nodes, outages of its servers). */
 const scaleoutOnly = (f) => f.includes('two-node') || f.includes('outage');
@@ -40,6 +40,16 @@ if (backends.includes('embedded')) {
   ran += files.length;
   failed |= run('embedded backend set (SQLite, disk, in-process)', files, {
     SLIPWAY_TEST_BACKEND: 'embedded',
+  });
+}
+// The serving tests once more with site requests over TLS (test/helpers/app.ts TEST_TRANSPORT): the
+// fast path, memo, password gate, ranges, 304 and the malformed-request corpus on TLS sockets.
+if (backends.includes('embedded')) {
+  const files = all.filter((f) => f.startsWith(`${join('test', 'serve')}${sep}`));
+  ran += files.length;
+  failed |= run('site serving over TLS (embedded, SLIPWAY_TEST_TRANSPORT=tls)', files, {
+    SLIPWAY_TEST_BACKEND: 'embedded',
+    SLIPWAY_TEST_TRANSPORT: 'tls',
   });
 }
 if (backends.includes('scaleout')) {

@@ -7,6 +7,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -15,6 +17,7 @@ import type { Config } from './config.js';
 import type { AccountDeps } from './core/account.js';
 import type { BillingDeps } from './core/billing.js';
 import type { BodyPace } from './core/body-pace.js';
+import { ACME_CHALLENGE_PREFIX } from './core/certificates.js';
 import type { DomainDeps } from './core/domains.js';
 import type { HandleDeps } from './core/handle.js';
 import { hostnameOf, hostTarget } from './core/hosts.js';
@@ -95,6 +98,64 @@ function answerAsteriskForm(req: IncomingMessage, res: ServerResponse): void {
     .end(body);
 }
 
+/** Two years, without includeSubDomains: sites and handles under SITE_DOMAIN decide for themselves. */
+const HSTS = 'max-age=63072000';
+
+const isEncrypted = (socket: Socket): boolean => (socket as TLSSocket).encrypted === true;
+
+/** No Host, or an IP literal (`127.0.0.1`, `[::1]`). */
+const isAddressHost = (hostname: string): boolean =>
+  hostname === '' || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
+
+/** RFC 8555 §8.3: the key authorization as text, for any host; 404 for a token nobody published. */
+function answerAcmeChallenge(
+  acme: NonNullable<AppServices['acme']>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  logger: Logger,
+): void {
+  const token = (req.url ?? '').slice(ACME_CHALLENGE_PREFIX.length);
+  acme.httpChallenge(token).then(
+    (answer) => {
+      const body = answer ?? 'Not Found';
+      res
+        .writeHead(answer === null ? 404 : 200, {
+          'Content-Type': 'text/plain; charset=utf-8',
+          'Content-Length': Buffer.byteLength(body),
+          'Cache-Control': 'no-store',
+        })
+        .end(req.method === 'HEAD' ? undefined : body);
+    },
+    (err: unknown) => {
+      logger.error({ err }, 'ACME challenge lookup failed');
+      res.writeHead(503, { 'Content-Length': 0, 'Retry-After': '5' }).end();
+    },
+  );
+}
+
+/** 301 to the same host and target over https (BASE_URL's port, none for 443). */
+function redirectToHttps(req: IncomingMessage, res: ServerResponse, port: string): void {
+  const hostname = hostnameOf(targetAuthority(req));
+  const target = req.url ?? '/';
+  if (!/^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/.test(hostname) || target.charCodeAt(0) !== 0x2f) {
+    const body = JSON.stringify({
+      error: 'Plain HTTP is redirected to https; send a Host header and a path.',
+      code: 'INVALID_REQUEST',
+      status: 400,
+    });
+    res
+      .writeHead(400, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+        Connection: 'close',
+      })
+      .end(body);
+    return;
+  }
+  const location = `https://${hostname}${port === '' ? '' : `:${port}`}${target}`;
+  res.writeHead(301, { Location: location, 'Content-Length': 0 }).end();
+}
+
 export type App = FastifyInstance;
 
 /** What the HTTP app uses: one core dependency object per area, each built once (src/compose.ts). */
@@ -118,6 +179,8 @@ export interface AppServices {
   billing: BillingDeps;
   /** How slowly request bodies may arrive. */
   bodyPace: BodyPace;
+  /** ACME HTTP-01 challenges answered on the plain port (only with on-demand certificates). */
+  acme?: { httpChallenge(token: string): Promise<string | null> };
 }
 
 /** The site server the non-API hosts go to, the fast path's share of serving memory, and /metrics. */
@@ -131,6 +194,10 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   const { config, logger, clock } = services;
   const { siteServer, memoBytes, metrics } = sites;
   const { baseHost } = config;
+  const { acme } = services;
+  // TLS_PORT with an https BASE_URL: the plain port answers ACME challenges and redirects the rest.
+  const redirectPlain = config.tls !== undefined && config.scheme === 'https';
+  const httpsPort = new URL(config.baseUrl).port;
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -150,11 +217,21 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
     clientErrorHandler: clientErrorResponse,
     serverFactory: (handler) =>
       createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
+        if (acme !== undefined && req.url?.startsWith(ACME_CHALLENGE_PREFIX) && !isEncrypted(req.socket)) {
+          answerAcmeChallenge(acme, req, res, logger);
+          return;
+        }
+        const hostname = hostnameOf(targetAuthority(req));
+        // An IP literal (or no Host) can have no certificate, so https cannot serve it: a health check
+        // or metrics scrape by address keeps its plain answer (decisions.md "HTTPS in Slipway").
+        if (redirectPlain && !isEncrypted(req.socket) && !isAddressHost(hostname)) {
+          redirectToHttps(req, res, httpsPort);
+          return;
+        }
         if (req.url === '*') {
           answerAsteriskForm(req, res);
           return;
         }
-        const hostname = hostnameOf(targetAuthority(req));
         if (hostTarget(hostname, baseHost) === 'api') handler(req, res);
         else siteServer.handle(req, new NodeSiteResponse(res, services.bodyPace), hostname);
       }),
@@ -174,7 +251,8 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   // Every answer of the BASE_URL host, where the dashboard's session lives: JSON that quotes a caller's
   // input (or anything else without a policy of its own) is never sniffed into a page, never runs and is
   // never framed. Pages set their own, looser policy (http/pages/page.ts); the proxy a stricter one.
-  app.addHook('onSend', (_req, reply, payload, done) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (redirectPlain && isEncrypted(req.raw.socket)) reply.header('strict-transport-security', HSTS);
     if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', API_CSP);
     done(null, payload);
@@ -222,6 +300,8 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
       generation: () => siteServer.generation(),
       now: () => clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
+      ...(redirectPlain ? { servesConnection: isEncrypted } : {}),
+      ...(acme !== undefined ? { reservedPrefix: ACME_CHALLENGE_PREFIX } : {}),
     });
     if (fastPath === null) {
       logger.warn('site fast path unavailable on this Node release: node:http serves every request');

@@ -4,18 +4,22 @@
 
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { type App, type AppServices, buildApp } from './app.js';
-import type { Config } from './config.js';
+import { type App, type AppServices, buildApp, httpServerOf } from './app.js';
+import { type Config, ConfigError } from './config.js';
 import { BODY_PACE, type BodyPace } from './core/body-pace.js';
+import { CertificateIssuer, markServedFromFiles } from './core/certificates.js';
 import { secretScanCheck } from './core/scan/site-scan.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
 import { type SweepDeps, startSweeper } from './core/sweeper.js';
 import { UPLOADS_PER_CLIENT } from './core/upload.js';
 import { createMetrics } from './http/metrics.js';
 import { createSiteServer, type SiteServerDeps } from './serve/site-server.js';
+import { CertificateFileError } from './serve/tls/certificates.js';
+import { createTlsFront, type TlsFront } from './serve/tls/listener.js';
 import { type Clock, systemClock } from './shared/clock.js';
 import { type ChangeBus, LocalChangeBus } from './shared/events.js';
 import { createLogger } from './shared/logging.js';
+import { type ChallengeKind, createAcmeCa } from './store/acme/client.js';
 import { DiskBlobStore } from './store/blob/disk.js';
 import { S3BlobStore } from './store/blob/s3.js';
 import type { BlobStore } from './store/blob/types.js';
@@ -80,6 +84,12 @@ export interface ComposeOptions {
   bodyPace?: BodyPace;
   /** Replaces UPLOADS_PER_CLIENT (uploads one client may have under way on this node). */
   uploadsPerClient?: number;
+  /** Which ACME challenge is answered first (tests exercise TLS-ALPN-01; default HTTP-01). */
+  acmeChallengePriority?: ChallengeKind[];
+  /** How often the certificate files are polled (default 2 s). */
+  tlsWatchIntervalMs?: number;
+  /** How long a handshake waits for a certificate being ordered (default HANDSHAKE_WAIT_MS). */
+  tlsHandshakeWaitMs?: number;
 }
 
 /** The app's services, plus what the site server and the sweeper use. */
@@ -95,6 +105,10 @@ export interface Service {
   app: App;
   /** Starts the sweeper (expiry, stale versions, domains, blob GC) every SWEEP_INTERVAL_S. */
   startSweeper(): { stop(): Promise<void> };
+  /** The TLS listener (TLS_PORT), not yet listening; undefined without TLS_PORT. */
+  tls: TlsFront | undefined;
+  /** Certificates on demand (ACME_DIRECTORY_URL); undefined without. */
+  certificates: CertificateIssuer | undefined;
   /** Closes the app, then the stores. */
   close(): Promise<void>;
 }
@@ -102,19 +116,53 @@ export interface Service {
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
   const stores = await openStores(config, options);
   try {
-    const services = coreServices(stores, options);
+    const certificates = certificateIssuer(stores, options);
+    const services = coreServices(stores, options, certificates);
     const metrics = createMetrics();
     // SERVE_CACHE_MB bounds all serving memory: with the fast path, its response memo takes an eighth.
     const memoBytes = config.serveFastPath ? Math.floor(config.serveCacheBytes / 8) : 0;
     const siteServer = createSiteServer(services.site, metrics.registry, config.serveCacheBytes - memoBytes);
     const app = await buildApp(services, { siteServer, memoBytes, metrics });
+    let tls: TlsFront | undefined;
+    try {
+      tls =
+        config.tls === undefined
+          ? undefined
+          : createTlsFront({
+              httpServer: httpServerOf(app),
+              files: config.tls.files,
+              onDemand: certificates,
+              servedFromFiles: (name) => markServedFromFiles(stores, name),
+              // A host, a site (its `<slug>.` host) or an account's plan changed, or a certificate was
+              // stored: what is cached for it is looked up again (whether it may have one, and which).
+              subscribeDropped: (drop) =>
+                stores.changes.subscribe((change) => {
+                  if (change.kind === 'host') drop(change.host);
+                  else if (change.kind === 'site') drop(`${change.slug}.${config.siteHost}`);
+                  else drop(null);
+                }),
+              logger: stores.logger,
+              now: () => stores.clock.now(),
+              ...(options.tlsWatchIntervalMs ? { watchIntervalMs: options.tlsWatchIntervalMs } : {}),
+            });
+    } catch (err) {
+      await app.close();
+      if (err instanceof CertificateFileError)
+        throw new ConfigError(err.variable, err.message.slice(err.variable.length + 2));
+      throw err;
+    }
     return {
       stores,
       services,
       app,
+      tls,
+      certificates,
       startSweeper: () => startSweeper(services.sweep, config.sweepIntervalMs),
       async close() {
+        // Stop taking TLS connections first; the ones handed over close with the app.
+        const tlsClosed = tls?.close();
         await app.close();
+        await tlsClosed;
         await stores.close();
       },
     };
@@ -125,7 +173,32 @@ export async function composeService(config: Config, options: ComposeOptions = {
 }
 
 /** Every core dependency object, built once from the stores: the API's routes and the dashboard share them. */
-function coreServices(stores: Stores, options: ComposeOptions): Services {
+/** Certificates on demand when ACME_DIRECTORY_URL is set (with TLS_PORT). */
+function certificateIssuer(stores: Stores, options: ComposeOptions): CertificateIssuer | undefined {
+  const acme = stores.config.tls?.acme;
+  if (acme === undefined) return undefined;
+  return new CertificateIssuer({
+    db: stores.db,
+    clock: stores.clock,
+    config: stores.config,
+    changes: stores.changes,
+    lease: stores.lease,
+    logger: stores.logger,
+    sealKey: stores.keys.tlsKeys,
+    directoryUrl: acme.directoryUrl,
+    ...(options.tlsHandshakeWaitMs ? { handshakeWaitMs: options.tlsHandshakeWaitMs } : {}),
+    ca: createAcmeCa({
+      ...acme,
+      ...(options.acmeChallengePriority ? { challengePriority: options.acmeChallengePriority } : {}),
+    }),
+  });
+}
+
+function coreServices(
+  stores: Stores,
+  options: ComposeOptions,
+  certificates: CertificateIssuer | undefined,
+): Services {
   const { config, db, clock, changes, keys, logger, blobs, rate } = stores;
   const bodyPace = options.bodyPace ?? BODY_PACE;
   const publish = {
@@ -170,6 +243,9 @@ function coreServices(stores: Stores, options: ComposeOptions): Services {
       portalKey: keys.billingPortal,
     },
     bodyPace,
+    ...(certificates
+      ? { acme: { httpChallenge: (token: string) => certificates.httpChallenge(token) } }
+      : {}),
     site: { db, blobs, logger, clock, changes, rate, siteCookieKey: keys.siteCookie, bodyPace, config },
     sweep: {
       db,
@@ -179,6 +255,7 @@ function coreServices(stores: Stores, options: ComposeOptions): Services {
       logger,
       anonymousGraceMs: config.anonymousGraceMs,
       lease: stores.lease,
+      ...(certificates ? { renewCertificates: () => certificates.renewDue() } : {}),
     },
   };
 }

@@ -111,6 +111,16 @@ export interface Config {
   sweepIntervalMs: number;
   /** ANONYMOUS_GRACE_S (default 86400): how long an expired anonymous site stays (answering 410) before it is deleted. */
   anonymousGraceMs: number;
+  /** TLS_PORT and its certificates; undefined = no TLS listener (a front end such as Caddy terminates TLS). */
+  tls: TlsConfig | undefined;
+}
+
+export interface TlsConfig {
+  port: number;
+  /** TLS_CERT_FILE and TLS_KEY_FILE (both or neither). */
+  files: { cert: string; key: string } | undefined;
+  /** On-demand certificates (ACME_DIRECTORY_URL), undefined = none. */
+  acme: { directoryUrl: string; email: string | undefined; caFile: string | undefined } | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -307,6 +317,12 @@ type Values = {
   SERVE_FAST_PATH: boolean;
   SWEEP_INTERVAL_S: number;
   ANONYMOUS_GRACE_S: number;
+  TLS_PORT: number | undefined;
+  TLS_CERT_FILE: string | undefined;
+  TLS_KEY_FILE: string | undefined;
+  ACME_DIRECTORY_URL: string | undefined;
+  ACME_EMAIL: string | undefined;
+  ACME_CA_FILE: string | undefined;
 } & Record<PlanVariable, number | undefined>;
 
 export type VariableName = keyof Values;
@@ -349,6 +365,43 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
     default: derived((read) => hostWithPort(`localhost:${read('PORT')}`, 'SITE_DOMAIN')),
     shown: '`localhost:$PORT`',
     doc: "sites are `<slug>.$SITE_DOMAIN`; URLs use `BASE_URL`'s scheme",
+  },
+  TLS_PORT: {
+    parse: wholeNumber(0, 65535),
+    default: undefined,
+    shown: 'no TLS',
+    doc:
+      'port on which the service terminates TLS itself (API, pages, sites, custom domains); `PORT` then ' +
+      'answers ACME challenges and, with an `https` `BASE_URL`, redirects to https',
+  },
+  TLS_CERT_FILE: {
+    parse: (v) => resolve(v),
+    default: undefined,
+    shown: 'unset',
+    doc:
+      'PEM certificate chain and key (both or neither) served for the names the certificate covers, ' +
+      'e.g. `*.SITE_DOMAIN` and the `BASE_URL` host; reloaded when the files change',
+  },
+  TLS_KEY_FILE: { parse: (v) => resolve(v), default: undefined, shown: 'unset', with: 'TLS_CERT_FILE' },
+  ACME_DIRECTORY_URL: {
+    parse: urlOf('https:', 'http:'),
+    default: undefined,
+    shown: 'no on-demand certificates',
+    doc:
+      "ACME directory (e.g. Let's Encrypt's `https://acme-v02.api.letsencrypt.org/directory`) from which " +
+      'names the files do not cover get a certificate on their first handshake (with `TLS_PORT`)',
+  },
+  ACME_EMAIL: {
+    parse: mailbox,
+    default: undefined,
+    shown: 'none',
+    doc: 'contact address of the ACME account (expiry notices)',
+  },
+  ACME_CA_FILE: {
+    parse: (v) => resolve(v),
+    default: undefined,
+    shown: 'system CAs',
+    doc: 'extra PEM CA trusted for the ACME directory connection (a private or test CA such as Pebble)',
   },
   DATA_DIR: {
     parse: (v) => resolve(v),
@@ -725,5 +778,33 @@ export function loadConfig(env: Env = process.env): Config {
     serveFastPath: read('SERVE_FAST_PATH'),
     sweepIntervalMs: read('SWEEP_INTERVAL_S') * 1000,
     anonymousGraceMs: read('ANONYMOUS_GRACE_S') * 1000,
+    tls: parseTls(read),
+  };
+}
+
+function parseTls(read: Read): TlsConfig | undefined {
+  const port = read('TLS_PORT');
+  const cert = read('TLS_CERT_FILE');
+  const key = read('TLS_KEY_FILE');
+  const directoryUrl = read('ACME_DIRECTORY_URL');
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new ConfigError(
+      cert === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE',
+      'TLS_CERT_FILE and TLS_KEY_FILE must be set together',
+    );
+  }
+  if (port === undefined) {
+    if (cert !== undefined) throw new ConfigError('TLS_PORT', 'must be set when TLS_CERT_FILE is set');
+    if (directoryUrl !== undefined)
+      throw new ConfigError('TLS_PORT', 'must be set when ACME_DIRECTORY_URL is set');
+    return undefined;
+  }
+  return {
+    port,
+    files: cert !== undefined && key !== undefined ? { cert, key } : undefined,
+    acme:
+      directoryUrl === undefined
+        ? undefined
+        : { directoryUrl, email: read('ACME_EMAIL'), caFile: read('ACME_CA_FILE') },
   };
 }

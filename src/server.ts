@@ -14,10 +14,24 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const service = await composeService(config);
+  let service: Awaited<ReturnType<typeof composeService>>;
+  try {
+    service = await composeService(config);
+  } catch (err) {
+    // A certificate file that does not load is bad configuration too: one line naming the variable.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`slipway: configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
   const { app } = service;
   const { logger } = service.stores;
   await app.listen({ port: config.port, host: config.host });
+  if (service.tls !== undefined && config.tls !== undefined) {
+    await service.tls.listen(config.tls.port, config.host);
+    logger.info({ tlsPort: config.tls.port }, 'TLS listening');
+  }
   logger.info(
     { baseUrl: config.baseUrl, siteDomain: config.siteDomain, dataDir: config.dataDir },
     'slipway ready',

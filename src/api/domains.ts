@@ -46,8 +46,15 @@ export const Domain = Type.Object({
   domain: Type.String(),
   status: Type.String(),
   sslStatus: Type.String({
-    description: 'pending (not verified), provisioning (verified, no certificate asked for yet), active',
+    description:
+      'pending (not verified), provisioning (verified, its certificate not served yet), active (its certificate is served)',
   }),
+  sslError: Type.Optional(
+    Type.String({
+      description:
+        'Why the last attempt to obtain its certificate failed (only while it has none; retried with backoff)',
+    }),
+  ),
   isApex: Type.Boolean(),
   verificationTxtName: Type.String(),
   verificationTxtValue: Type.String(),

@@ -53,7 +53,8 @@ export interface DomainDeps {
 /**
  * `sslStatus` (decisions.md): `pending` until the domain is verified (no certificate is issued for it);
  * `provisioning` once verified, until the TLS front end first asks for a certificate (on the first HTTPS
- * connection); `active` from then on.
+ * connection; with the service's own TLS listener, until its certificate is served); `active` from then
+ * on. `sslError` tells why the last on-demand order failed while it is provisioning.
  */
 export type SslStatus = 'pending' | 'provisioning' | 'active';
 
@@ -94,6 +95,7 @@ export function domainView(row: DomainRow): Domain {
     domain: row.domain,
     status: row.status,
     sslStatus: sslStatusOf(row),
+    ...(row.tls_error !== null && sslStatusOf(row) === 'provisioning' ? { sslError: row.tls_error } : {}),
     isApex: isApexDomain(row.domain),
     verificationTxtName: `${TXT_PREFIX}${row.domain}`,
     verificationTxtValue: `${TXT_VALUE_PREFIX}${row.token}`,
@@ -148,6 +150,7 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
     created_at: deps.clock.now(),
     verified_at: null,
     tls_requested_at: null,
+    tls_error: null,
   };
   try {
     await insertDomain(deps.db.kysely, row);

@@ -24,6 +24,8 @@ export interface ServerKeys {
   csrf: Buffer;
   /** Derives the test provider's checkout link tokens from the subscription id (only their hash is stored). */
   testCheckout: Buffer;
+  /** AES-256-GCM key of the private keys of certificates and the ACME account (core/certificates.ts). */
+  tlsKeys: Buffer;
 }
 
 /** Reads `DATA_DIR/secrets.key` or creates it (32 random bytes, base64, mode 0600). */
@@ -59,6 +61,7 @@ export function deriveKeys(master: Buffer): ServerKeys {
     billingPortal: derive('billing-portal'),
     csrf: derive('csrf'),
     testCheckout: derive('test-checkout'),
+    tlsKeys: derive('tls-keys'),
   };
 }
 

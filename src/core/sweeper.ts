@@ -39,6 +39,8 @@ export interface SweepDeps {
   anonymousGraceMs: number;
   /** Only the node holding the `sweeper` lease sweeps (several nodes share one database). */
   lease: Lease;
+  /** Renews certificates obtained on demand that end within 30 days, retries failed ones (core/certificates.ts). */
+  renewCertificates?: () => Promise<{ renewed: number; failed: number }>;
 }
 
 export interface SweepReport {
@@ -47,11 +49,19 @@ export interface SweepReport {
   /** Pending custom-domain entries removed (never verified in PENDING_DOMAIN_TTL_MS). */
   domainsExpired: number;
   blobsDeleted: number;
+  /** Certificates renewed or first issued after a failure (with on-demand certificates). */
+  certificatesRenewed: number;
 }
 
 export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
   const now = deps.clock.now();
-  const report: SweepReport = { sitesDeleted: 0, versionsAbandoned: 0, domainsExpired: 0, blobsDeleted: 0 };
+  const report: SweepReport = {
+    sitesDeleted: 0,
+    versionsAbandoned: 0,
+    domainsExpired: 0,
+    blobsDeleted: 0,
+    certificatesRenewed: 0,
+  };
 
   for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
     await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
@@ -77,7 +87,22 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     }
   }
 
-  if (report.sitesDeleted + report.versionsAbandoned + report.domainsExpired + report.blobsDeleted > 0)
+  if (deps.renewCertificates !== undefined) {
+    try {
+      report.certificatesRenewed = (await deps.renewCertificates()).renewed;
+    } catch (err) {
+      deps.logger.error({ err }, 'certificate renewal failed');
+    }
+  }
+
+  if (
+    report.sitesDeleted +
+      report.versionsAbandoned +
+      report.domainsExpired +
+      report.blobsDeleted +
+      report.certificatesRenewed >
+    0
+  )
     deps.logger.info(report, 'swept');
   return report;
 }

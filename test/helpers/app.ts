@@ -1,12 +1,15 @@
 // Test harness: the real app on a real port with a fresh DATA_DIR, a movable clock and captured logs.
 
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
+import { request as httpsRequest } from 'node:https';
+import { createServer, connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { type PeerCertificate, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import pg from 'pg';
 import type { App } from '../../src/app.js';
 import { type ComposeOptions, composeService, type Service, type Stores } from '../../src/compose.js';
@@ -16,6 +19,74 @@ import { MovableClock } from '../../src/shared/clock.js';
 import { Db } from '../../src/store/db/db.js';
 import { cleanupRedisPrefix, connectTestRedis, redisTestPrefix, TEST_REDIS_URL } from './redis.js';
 import { startS3rver } from './s3.js';
+import { issueCertificate, makeCa, type TestCa, type TestCertificate } from './tls.js';
+
+/**
+ * The transport the serving tests speak to site hosts (SLIPWAY_TEST_TRANSPORT): `plain` HTTP on PORT,
+ * or `tls`: every app also listens on TLS_PORT with a certificate for `localhost` and `*.localhost`, and
+ * rawRequest / connectTo (so siteRequest and the fast path's raw-socket tests) go over TLS, with SNI.
+ * scripts/test.mjs runs test/serve once more this way.
+ */
+export const TEST_TRANSPORT = process.env.SLIPWAY_TEST_TRANSPORT === 'tls' ? 'tls' : 'plain';
+/** Plain port -> TLS port of apps started with the tls transport. */
+const transportTlsPorts = new Map<number, number>();
+/** TLS connections the transport opened (a run over tls that opened none did not test TLS). */
+export let transportConnections = 0;
+let transportCert: { ca: TestCa; cert: TestCertificate } | undefined;
+function transportCertificate(): { ca: TestCa; cert: TestCertificate } {
+  if (transportCert === undefined) {
+    const ca = makeCa('Transport test CA');
+    transportCert = { ca, cert: issueCertificate(ca, ['localhost', '*.localhost']) };
+  }
+  return transportCert;
+}
+
+/**
+ * The SNI the transport sends for a Host: the name itself (lowercase, no trailing dot, as browsers send
+ * it) when the transport's certificate covers it, else `localhost` (a connection to a known name that
+ * then sends another Host: the routing tests still test routing, not the handshake).
+ */
+const sniOf = (host: string): string => {
+  const name = host.replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
+  return /^(?:[a-z0-9-]+\.)?localhost$/.test(name) ? name : 'localhost';
+};
+
+/** Certificate names as the test client checks them: `*.localhost` covers one label (Node refuses single-label parents). */
+function checkIdentity(host: string, cert: PeerCertificate): Error | undefined {
+  const names = (cert.subjectaltname ?? '').split(', ').map((n) => n.replace(/^DNS:/, ''));
+  const dot = host.indexOf('.');
+  if (names.includes(host) || (dot > 0 && names.includes(`*${host.slice(dot)}`))) return undefined;
+  return new Error(`${host} is not among the certificate's names ${names.join(', ')}`);
+}
+
+/**
+ * A connected socket to the app on `port` over the test transport (plain TCP, or TLS to its TLS port
+ * naming `servername`). Raw-socket tests write request bytes to it as they would to a TCP socket.
+ */
+export function connectTo(port: number, servername = 'localhost'): Promise<Socket> {
+  const tlsPort = transportTlsPorts.get(port);
+  return new Promise((resolve, reject) => {
+    if (tlsPort === undefined) {
+      const socket = netConnect(port, '127.0.0.1');
+      socket.once('connect', () => resolve(socket));
+      socket.once('error', reject);
+      return;
+    }
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port: tlsPort,
+      servername,
+      ca: transportCertificate().ca.certPem,
+      checkServerIdentity: checkIdentity,
+      ALPNProtocols: ['http/1.1'],
+    });
+    socket.once('secureConnect', () => {
+      transportConnections++;
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
 
 export interface TestApp {
   app: App;
@@ -25,6 +96,8 @@ export interface TestApp {
   service: Service;
   clock: MovableClock;
   port: number;
+  /** The TLS listener's port (TLS_PORT), 0 without one. */
+  tlsPort: number;
   /** `http://127.0.0.1:<port>` (an IP host reaches the API). */
   url: string;
   dataDir: string;
@@ -146,6 +219,12 @@ export interface TestAppOptions {
   bodyPace?: ComposeOptions['bodyPace'];
   /** Uploads one client may have under way at once (default UPLOADS_PER_CLIENT). */
   uploadsPerClient?: number;
+  /** Which ACME challenge is answered first (default HTTP-01). */
+  acmeChallengePriority?: ComposeOptions['acmeChallengePriority'];
+  /** How often certificate files are polled (default 2 s). */
+  tlsWatchIntervalMs?: number;
+  /** How long a handshake waits for a certificate being ordered. */
+  tlsHandshakeWaitMs?: number;
 }
 
 export async function startTestApp(
@@ -155,6 +234,17 @@ export async function startTestApp(
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-test-'));
   const port = await freePort();
   const backend = await backendFor();
+  if (TEST_TRANSPORT === 'tls' && env.TLS_PORT === undefined) {
+    const { cert } = transportCertificate();
+    writeFileSync(join(dataDir, 'transport-cert.pem'), cert.chainPem);
+    writeFileSync(join(dataDir, 'transport-key.pem'), cert.keyPem, { mode: 0o600 });
+    env = {
+      ...env,
+      TLS_PORT: String(await freePort()),
+      TLS_CERT_FILE: join(dataDir, 'transport-cert.pem'),
+      TLS_KEY_FILE: join(dataDir, 'transport-key.pem'),
+    };
+  }
   const config = loadConfig({
     LOG_LEVEL: 'info',
     ...GENEROUS_LIMITS,
@@ -182,8 +272,17 @@ export async function startTestApp(
       ...(options.proxyCa ? { proxyCa: options.proxyCa } : {}),
       ...(options.bodyPace ? { bodyPace: options.bodyPace } : {}),
       ...(options.uploadsPerClient ? { uploadsPerClient: options.uploadsPerClient } : {}),
+      ...(options.acmeChallengePriority ? { acmeChallengePriority: options.acmeChallengePriority } : {}),
+      ...(options.tlsWatchIntervalMs ? { tlsWatchIntervalMs: options.tlsWatchIntervalMs } : {}),
+      ...(options.tlsHandshakeWaitMs ? { tlsHandshakeWaitMs: options.tlsHandshakeWaitMs } : {}),
     });
     await service.app.listen({ port, host: '127.0.0.1' });
+    if (service.tls !== undefined) {
+      await service.tls.listen(config.tls?.port ?? 0, '127.0.0.1');
+      if (TEST_TRANSPORT === 'tls' && config.tls?.files?.cert.endsWith('transport-cert.pem')) {
+        transportTlsPorts.set(port, service.tls.port());
+      }
+    }
   } catch (err) {
     // Do not leak a schema, Redis keys or an s3rver child when start-up fails.
     await backend.dispose().catch(() => {});
@@ -198,6 +297,7 @@ export async function startTestApp(
     service,
     clock,
     port,
+    tlsPort: service.tls?.port() ?? 0,
     url,
     dataDir,
     logs,
@@ -227,6 +327,7 @@ export async function startTestApp(
       // Server errors are never silent: a test that provoked a 500 it did not expect leaves the cause here.
       for (const line of logs)
         if (line.includes('"level":50')) process.stderr.write(`[server error log] ${line}\n`);
+      transportTlsPorts.delete(port);
       await service.close();
       await backend.dispose();
       await rm(dataDir, { recursive: true, force: true });
@@ -245,16 +346,32 @@ export function rawRequest(
     body?: Buffer | string;
   },
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  const tlsPort = transportTlsPorts.get(port);
+  const servername = sniOf(options.host);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path: options.path,
-        method: options.method ?? 'GET',
-        headers: { host: options.host, ...options.headers },
-      },
+    const common = {
+      host: '127.0.0.1',
+      path: options.path,
+      method: options.method ?? 'GET',
+      headers: { host: options.host, ...options.headers },
+    };
+    if (tlsPort !== undefined) transportConnections++;
+    const req = (tlsPort === undefined ? httpRequest : httpsRequest)(
+      tlsPort === undefined
+        ? { ...common, port }
+        : {
+            ...common,
+            port: tlsPort,
+            agent: false,
+            servername,
+            ca: transportCertificate().ca.certPem,
+            checkServerIdentity: checkIdentity,
+          },
       (res) => {
+        if (tlsPort !== undefined && (res.socket as TLSSocket).encrypted !== true) {
+          reject(new Error('the tls transport answered over a plain socket'));
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>

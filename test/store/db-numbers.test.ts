@@ -157,6 +157,7 @@ for (const dialect of DIALECTS) {
         created_at: AT,
         verified_at: AT,
         tls_requested_at: null,
+        tls_error: null,
       });
       await markTlsRequested(k, 'n.example', AT + 3);
       const [domain] = await accountDomains(k, 'acct');

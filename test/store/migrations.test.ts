@@ -81,6 +81,7 @@ for (const dialect of DIALECTS) {
             created_at: now,
             verified_at: now + 1,
             tls_requested_at: now + 2,
+            tls_error: null,
           },
           {
             domain: 'wait.example',
@@ -90,6 +91,7 @@ for (const dialect of DIALECTS) {
             created_at: now,
             verified_at: null,
             tls_requested_at: null,
+            tls_error: null,
           },
         ],
       );
@@ -101,6 +103,7 @@ for (const dialect of DIALECTS) {
         created_at: now,
         verified_at: null,
         tls_requested_at: null,
+        tls_error: null,
       });
       // Several accounts may hold a domain pending, even one another account has active ...
       await k

@@ -35,6 +35,13 @@ export interface SiteFastPathOptions {
   now(): number;
   /** Counts a response answered from the memo (the site server's responses-by-status metric). */
   countResponse(status: number): void;
+  /**
+   * Connections the fast path reads; any other goes straight to node:http (a plain connection when the
+   * service redirects plain HTTP to https). Unset = every connection.
+   */
+  servesConnection?(socket: Socket): boolean;
+  /** Targets under this prefix go to node:http (ACME HTTP-01 challenges, answered before any site). */
+  reservedPrefix?: string;
 }
 
 export interface SiteFastPath {
@@ -124,6 +131,10 @@ class FastPath implements SiteFastPath {
   accept(socket: Socket): void {
     if (this.closing) {
       socket.destroy();
+      return;
+    }
+    if (this.options.servesConnection !== undefined && !this.options.servesConnection(socket)) {
+      this.toNode(socket);
       return;
     }
     this.connections.add(new Http1Connection(this, socket));
@@ -291,7 +302,12 @@ class Http1Connection {
           }
         }
         const hostname = head === null ? '' : hostnameOf(head.headers.host);
-        if (head === null || !this.front.options.isSiteHost(hostname)) {
+        const reserved = this.front.options.reservedPrefix;
+        if (
+          head === null ||
+          !this.front.options.isSiteHost(hostname) ||
+          (reserved !== undefined && head.url.startsWith(reserved))
+        ) {
           this.handOff();
           return;
         }

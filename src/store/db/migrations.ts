@@ -291,6 +291,48 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  /**
+   * Issue 22: TLS terminated by the service. Certificates obtained on demand over ACME (keys sealed with
+   * a sub-key of SECRETS_KEY), with the state of their issuance (last error, backoff); the pending
+   * challenges any node answers; the ACME account key per directory; a custom domain's last TLS error.
+   */
+  '009_tls_certificates': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('tls_certificates')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('cert_pem', 'text')
+        .addColumn('key_sealed', 'text')
+        .addColumn('not_after', 'bigint')
+        .addColumn('issued_at', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('tls_certificates_not_after_idx')
+        .on('tls_certificates')
+        .column('not_after')
+        .execute();
+      await db.schema
+        .createTable('acme_challenges')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('key_pem', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('acme_accounts')
+        .addColumn('directory_url', 'text', (c) => c.primaryKey())
+        .addColumn('key_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.alterTable('domains').addColumn('tls_error', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

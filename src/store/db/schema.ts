@@ -155,8 +155,44 @@ export interface DomainTable {
   token: string;
   created_at: number;
   verified_at: number | null;
-  /** When the TLS front end first asked for a certificate for it (GET /internal/tls-ask). */
+  /** When the TLS front end first asked for a certificate for it (GET /internal/tls-ask), or the service first served its own. */
   tls_requested_at: number | null;
+  /** The last failure to obtain its certificate on demand (null once one is served). */
+  tls_error: string | null;
+}
+
+/** A certificate obtained on demand over ACME, and the state of its (re)issuance. */
+export interface TlsCertificateTable {
+  /** The DNS name it is for (lowercase ASCII). */
+  name: string;
+  /** PEM chain, leaf first (null until the first issuance succeeds). */
+  cert_pem: string | null;
+  /** The private key, sealed with the `tls-keys` sub-key of SECRETS_KEY. */
+  key_sealed: string | null;
+  not_after: number | null;
+  issued_at: number | null;
+  last_error: string | null;
+  /** Failures in a row (the backoff's exponent); 0 after a success. */
+  failures: number;
+  /** No new order before this time (backoff after a failure). */
+  next_attempt_at: number | null;
+  updated_at: number;
+}
+
+/** A pending ACME challenge: `http-01` (id = its token, value = key authorization) or `tls-alpn-01` (id = `alpn:<name>`, value = its certificate). */
+export interface AcmeChallengeTable {
+  id: string;
+  name: string;
+  kind: 'http-01' | 'tls-alpn-01';
+  value: string;
+  key_pem: string | null;
+  created_at: number;
+}
+
+export interface AcmeAccountTable {
+  directory_url: string;
+  key_sealed: string;
+  created_at: number;
 }
 
 /** A site mounted at a location of its owner's handle (`domain` = '') or of one of their domains. */
@@ -193,6 +229,9 @@ export interface Database {
   domains: DomainTable;
   links: LinkTable;
   sessions: SessionTable;
+  tls_certificates: TlsCertificateTable;
+  acme_challenges: AcmeChallengeTable;
+  acme_accounts: AcmeAccountTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

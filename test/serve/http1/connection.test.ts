@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -15,7 +15,7 @@ import { MAX_REQUEST_HEAD_BYTES } from '../../../src/serve/exchange.js';
 import { installSiteFastPath } from '../../../src/serve/http1/connection.js';
 import { DiskBlobStore } from '../../../src/store/blob/disk.js';
 import { S3BlobStore } from '../../../src/store/blob/s3.js';
-import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { connectTo, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addPendingVersion,
   finalizeVersion,
@@ -105,13 +105,10 @@ class ResponseReader {
 /** Every socket a test opened: destroyed after each suite, so a failed test cannot hold the server open. */
 const sockets = new Set<Socket>();
 
+/** A connection over the test transport (plain TCP, or TLS with SLIPWAY_TEST_TRANSPORT=tls). */
 async function open(port: number): Promise<{ socket: Socket; reader: ResponseReader }> {
-  const socket = connect(port, '127.0.0.1');
+  const socket = await connectTo(port);
   sockets.add(socket);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
   return { socket, reader: new ResponseReader(socket) };
 }
 
