@@ -223,8 +223,13 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
         }
         const hostname = hostnameOf(targetAuthority(req));
         // An IP literal (or no Host) can have no certificate, so https cannot serve it: a health check
-        // or metrics scrape by address keeps its plain answer (decisions.md "HTTPS in Slipway").
-        if (redirectPlain && !isEncrypted(req.socket) && !isAddressHost(hostname)) {
+        // or metrics scrape by address keeps its plain answer (decisions.md "HTTPS in Slipway"), unless
+        // the address is BASE_URL's own host, which CONTRACT says is redirected like every other request.
+        if (
+          redirectPlain &&
+          !isEncrypted(req.socket) &&
+          (!isAddressHost(hostname) || hostname === baseHost)
+        ) {
           redirectToHttps(req, res, httpsPort);
           return;
         }

@@ -186,6 +186,32 @@ describe('TLS with certificate files', () => {
     assert.equal((await rawRequest(t.port, { host: '[::1]', path: '/healthz' })).status, 200);
   });
 
+  test('a BASE_URL whose host is an address is redirected too (CONTRACT: every other request)', async () => {
+    const c = makeCa('Address CA');
+    const d = mkdtempSync(join(tmpdir(), 'slipway-tls-addr-'));
+    const cert = issueCertificate(c, [`*.${SITES}`]);
+    writeFileSync(join(d, 'cert.pem'), cert.chainPem);
+    writeFileSync(join(d, 'key.pem'), cert.keyPem);
+    const port = await freePort();
+    const app = await startTestApp({
+      BASE_URL: `https://127.0.0.1:${port}`,
+      SITE_DOMAIN: SITES,
+      TLS_PORT: String(port),
+      TLS_CERT_FILE: join(d, 'cert.pem'),
+      TLS_KEY_FILE: join(d, 'key.pem'),
+    });
+    try {
+      const res = await rawRequest(app.port, { host: `127.0.0.1:${app.port}`, path: '/healthz' });
+      assert.equal(res.status, 301);
+      assert.equal(res.headers.location, `https://127.0.0.1:${port}/healthz`);
+      // Another address is still a health check by address, answered plain.
+      assert.equal((await rawRequest(app.port, { host: '[::1]', path: '/healthz' })).status, 200);
+    } finally {
+      await app.close();
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
   test('certificate files replaced on disk (by rename) are served without a restart', async () => {
     const first = await handshake(t.tlsPort, `${slug}.${SITES}`, { ca: ca.certPem });
     const ca2 = makeCa('Second CA');

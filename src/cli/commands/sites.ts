@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { SiteSummary } from '../../api/sites.js';
 import { serverId } from '../credentials.js';
 import { formatBytes, formatDate, UserError } from '../output.js';
-import { ask, confirm, confirmOrRefuse, interactive, readStdin } from '../prompt.js';
+import { ask, confirmOrRefuse, interactive, readStdin } from '../prompt.js';
 import { action, type Session } from '../session.js';
 import { removeState, type SiteState, statesIn, writeState } from '../state.js';
 import { positiveInt } from './publish.js';
