@@ -3,8 +3,9 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import {
   ConfigError,
   loadConfig,
@@ -213,8 +214,15 @@ describe('the configuration docs', () => {
     'ABUSE_CONTACT',
   ];
 
-  test("every variable of CONTRACT.md's table is in the table with the default CONTRACT gives", () => {
-    const contract = tableAfter('../shared/CONTRACT.md', '## Configuration (environment variables)');
+  test("every variable of CONTRACT.md's table is in the table with the default CONTRACT gives", (t) => {
+    // CONTRACT.md lives in the team's shared folder beside the checkout, not in the repository: a clone
+    // elsewhere has nothing to compare with, and says so rather than passing.
+    const contractFile = fileURLToPath(new URL('../../shared/CONTRACT.md', import.meta.url));
+    if (!existsSync(contractFile)) {
+      t.skip(`${contractFile} is not beside this checkout`);
+      return;
+    }
+    const contract = tableAfter(contractFile, '## Configuration (environment variables)');
     const problems: string[] = [];
     for (const row of contract.split('\n').slice(2)) {
       const [namesCell = '', defaultCell = ''] = cells(row);

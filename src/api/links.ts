@@ -8,7 +8,7 @@ import { at, slug, unauthorized } from './examples.js';
 export const LinkBody = Type.Object({
   slug: Type.String({
     minLength: 1,
-    description: 'the site to link; it must be published (a site with no live version is refused)',
+    description: 'the site to link',
   }),
   domain: Type.Optional(
     Type.Union([Type.String(), Type.Null()], {
@@ -66,6 +66,8 @@ export const createLink = operation({
   schema: {
     tags: ['links'],
     summary: 'Mount a site at a location of your handle (default) or of an active domain',
+    description:
+      'The site must be published: a site with no live version (its first publish refused or never finalized) is refused with 400 INVALID_REQUEST.',
     security: SECURITY,
     body: LinkBody,
     response: { 201: Link, ...ERRORS },

@@ -10,7 +10,7 @@ import type { SiteRow } from '../store/db/tables/site.js';
 import type { RateStore } from '../store/rate/types.js';
 import { ApiError } from './errors.js';
 import { effectivePlan } from './plans.js';
-import { checkRateLimit, type RateDecision } from './rate-limit.js';
+import { checkRateLimit, peekRateLimit, type RateDecision } from './rate-limit.js';
 
 /** The per-site ceiling is RATE_LIMIT_PROXY times this, by the owner's plan (no owner: anonymous). */
 export const PROXY_SITE_CEILING_FACTOR = { anonymous: 10, free: 10, hobby: 100 } as const;
@@ -49,7 +49,7 @@ export async function limitProxyCall(
   const now = deps.clock.now();
   const mine = await checkRateLimit(
     deps.rate,
-    `proxy:${site.slug}:ip:${visitor}`,
+    visitorKey(site.slug, visitor),
     deps.config.proxyRateLimit,
     now,
   );
@@ -68,6 +68,17 @@ export async function limitProxyCall(
     );
   }
   return all.remaining < mine.remaining ? all : mine;
+}
+
+const visitorKey = (slug: string, visitor: string) => `proxy:${slug}:ip:${visitor}`;
+
+/**
+ * The visitor's window for a call that was refused before it was counted (disabled proxy, unknown site,
+ * foreign origin, bad slug): every API answer carries the window headers (spec), and for the proxy they
+ * describe this window (CONTRACT), so the refusal shows it as it stands, unchanged.
+ */
+export function peekProxyWindow(deps: ProxyRateDeps, slug: string, visitor: string): Promise<RateDecision> {
+  return peekRateLimit(deps.rate, visitorKey(slug, visitor), deps.config.proxyRateLimit, deps.clock.now());
 }
 
 const resetText = (d: RateDecision) => new Date(d.resetAtS * 1000).toISOString();

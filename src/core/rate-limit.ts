@@ -16,6 +16,26 @@ export interface RateDecision {
   retryAfterS: number;
 }
 
+/** The window `checkRateLimit` would count `subject` in, as it stands, without counting anything. */
+export async function peekRateLimit(
+  store: RateStore,
+  subject: string,
+  limit: number,
+  nowMs: number,
+  windowMs: number = RATE_WINDOW_MS,
+): Promise<RateDecision> {
+  const windowStart = Math.floor(nowMs / windowMs) * windowMs;
+  const windowEnd = windowStart + windowMs;
+  const count = await store.peek(`${subject}:${windowStart}`);
+  return {
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetAtS: windowEnd / 1000,
+    allowed: count < limit,
+    retryAfterS: Math.max(1, Math.ceil((windowEnd - nowMs) / 1000)),
+  };
+}
+
 /**
  * Counts one request of `subject` in the current fixed window (aligned to multiples of `windowMs` since the
  * epoch: the top of the hour by default) and says whether it is within `limit`. Counted before the

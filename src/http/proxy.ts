@@ -15,7 +15,7 @@ import {
   type ProxyCaller,
   type ProxyDeps,
 } from '../core/proxy.js';
-import { limitProxyCall, rateHeaders } from '../core/proxy-rate.js';
+import { limitProxyCall, peekProxyWindow, rateHeaders } from '../core/proxy-rate.js';
 import type { RateDecision } from '../core/rate-limit.js';
 import { unavailable } from './errors.js';
 import { JSON_BODY_LIMIT_BYTES, parseJsonBody } from './json.js';
@@ -70,9 +70,14 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
     // The page's origin (a site host) differs from the API host: browsers need CORS, for the preflight
     // and for the answer. Only origins of the site get it, on every answer to them (refusals, 400, 429,
     // 502/504 included) so the page reads the status and the reason instead of "Failed to fetch".
-    app.addHook('onSend', (req, reply, payload, done) => {
+    app.addHook('onSend', async (req, reply, payload) => {
       reply.headers(PROXY_ANSWER_HEADERS);
-      // The proxy's own window, over any X-RateLimit-* an upstream sent (CONTRACT "Rate limits").
+      // The proxy's own window, over any X-RateLimit-* an upstream sent (CONTRACT "Rate limits"); a call
+      // refused before it was counted shows the visitor's window as it stands.
+      if (!req.proxyRate && req.method === 'POST' && !reply.hasHeader('X-RateLimit-Limit')) {
+        const slug = String((req.params as { slug?: unknown }).slug ?? '');
+        req.proxyRate = await peekProxyWindow(deps, slug, limitKey(req.clientAddress)).catch(() => undefined);
+      }
       if (req.proxyRate) reply.headers(rateHeaders(req.proxyRate));
       const origin = req.headers.origin;
       if (origin !== undefined && req.corsAllowed) {
@@ -80,7 +85,7 @@ export function proxyRoutes(deps: ProxyDeps): FastifyPluginAsyncTypebox {
         reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
         reply.header('Vary', 'Origin');
       }
-      done(null, payload);
+      return payload;
     });
 
     // Who is calling is checked before the body is read, so nothing the caller sends is parsed for a

@@ -225,6 +225,11 @@ describe('a disabled proxy answers pages of the site with CORS headers', () => {
     assertError(res, 403, 'FORBIDDEN');
     assert.match(res.body.error, /PROXY_ENABLED=true/);
     assertCors(res, origin);
+    // Every API answer carries the window headers (spec); for the proxy they describe its own window, and
+    // a refusal that counted nothing shows it untouched.
+    assert.equal(res.headers.get('x-ratelimit-limit'), '300');
+    assert.equal(res.headers.get('x-ratelimit-remaining'), '300');
+    assert.match(res.headers.get('x-ratelimit-reset') ?? '', /^\d+$/);
     const foreign = await call(t, slug, 'https://evil.example', { url: 'https://api.example.com/x' });
     assertError(foreign, 403, 'FORBIDDEN');
     assert.equal(foreign.headers.get('access-control-allow-origin'), null);

@@ -24,6 +24,11 @@ export class MemoryRateStore implements RateStore {
     return entry.count;
   }
 
+  async peek(key: string): Promise<number> {
+    const entry = this.counters.get(key);
+    return entry === undefined || entry.expiresAtMs <= this.clock.now() ? 0 : entry.count;
+  }
+
   private sweep(now: number): void {
     for (const [key, entry] of this.counters) if (entry.expiresAtMs <= now) this.counters.delete(key);
   }

@@ -47,6 +47,10 @@ export class RedisRateStore implements RateStore {
     return Number(await this.incrementScript(this.prefix + key, Math.ceil(expiresAtMs)));
   }
 
+  async peek(key: string): Promise<number> {
+    return Number((await this.redis.get(this.prefix + key)) ?? 0);
+  }
+
   async close(): Promise<void> {
     if (this.ownsConnection) await closeConnection(this.redis);
   }

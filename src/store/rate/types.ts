@@ -6,5 +6,7 @@ export interface RateStore {
    * disappears at `expiresAtMs` (the end of its window).
    */
   increment(key: string, expiresAtMs: number): Promise<number>;
+  /** The counter `key` without changing it (0 when absent or past its window). */
+  peek(key: string): Promise<number>;
   close(): Promise<void>;
 }
