@@ -20,23 +20,29 @@ async function waitFor(url: string, timeoutMs: number): Promise<void> {
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
-test('npm start serves /healthz and sign-in works through DATA_DIR/outbox.log', async () => {
+/** `npm start` in its own process group (npm -> sh -> node) on a free port and a fresh DATA_DIR, once /healthz answers. */
+async function startNpm() {
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-start-'));
   const port = await freePort();
   const child = spawn('npm', ['start', '--silent'], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
-    // Own process group: npm -> sh -> node all stop together.
     detached: true,
   });
   let output = '';
   child.stdout.on('data', (c) => (output += c));
   child.stderr.on('data', (c) => (output += c));
+  await waitFor(`http://localhost:${port}/healthz`, 90_000).catch((err) => {
+    process.kill(-child.pid!, 'SIGKILL');
+    throw new Error(`${err.message}\n${output}`);
+  });
+  return { child, port, dataDir, output: () => output };
+}
+
+test('npm start serves /healthz and sign-in works through DATA_DIR/outbox.log', async () => {
+  const { child, port, dataDir, output } = await startNpm();
   try {
     const base = `http://localhost:${port}`;
-    await waitFor(`${base}/healthz`, 90_000).catch((err) => {
-      throw new Error(`${err.message}\n${output}`);
-    });
     const email = 'starter@example.com';
     const req = await fetch(`${base}/api/auth/agent/request-code`, {
       method: 'POST',
@@ -47,7 +53,7 @@ test('npm start serves /healthz and sign-in works through DATA_DIR/outbox.log', 
     const outbox = await readFile(join(dataDir, 'outbox.log'), 'utf8');
     const code = /([A-Z0-9]{4}-[A-Z0-9]{4})/.exec(outbox)?.[1];
     assert.ok(code, 'the outbox holds the code');
-    assert.ok(output.includes(code), 'the dev mailer printed the mail on stdout');
+    assert.ok(output().includes(code), 'the dev mailer printed the mail on stdout');
     const res = await fetch(`${base}/api/auth/agent/verify-code`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -76,20 +82,8 @@ test('npm start serves /healthz and sign-in works through DATA_DIR/outbox.log', 
 });
 
 test('a SIGTERM to npm alone (not its process group) stops the service too, freeing the port', async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-start-'));
-  const port = await freePort();
-  const child = spawn('npm', ['start', '--silent'], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
+  const { child, port, dataDir } = await startNpm();
   try {
-    await waitFor(`http://localhost:${port}/healthz`, 90_000).catch((err) => {
-      throw new Error(`${err.message}\n${output}`);
-    });
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM'); // npm only, as `kill <pid of npm>` or a process manager does
     await exited;
