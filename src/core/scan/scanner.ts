@@ -11,6 +11,7 @@ import { isTextualMediaType } from '../../shared/rules/media-types.js';
 import {
   anySecretlintTriggered,
   DETECTION_RULES,
+  type DetectionRule,
   isPlaceholder,
   isPublicValue,
   SECRETLINT_TRIGGERS,
@@ -104,14 +105,80 @@ interface WindowFinding extends SecretKind {
   end: number;
 }
 
+/** A rule's pattern as a sticky regex: tried at one offset only (where one of the rule's prefixes occurs). */
+const STICKY = DETECTION_RULES.map((rule) => {
+  if (!rule.prefixes) return null;
+  if (rule.pattern.ignoreCase)
+    throw new Error(`${rule.type}: prefixes are case-sensitive, its pattern is not`);
+  return new RegExp(rule.pattern.source, `${rule.pattern.flags.replace('g', '')}y`);
+});
+
+/**
+ * Every rule's prefixes by their first two characters (as `c0 << 8 | c1`): the prefix pass reads each
+ * character once and looks further only where two characters open some prefix. Finding each prefix with
+ * indexOf instead made a pass over the window per prefix (37 of them): 3x the time on a 1 MiB bundle.
+ */
+const PREFIXES_BY_PAIR = new Map<number, Array<{ prefix: string; rule: number }>>();
+const OPENS_PREFIX = new Uint8Array(1 << 16);
+DETECTION_RULES.forEach((rule, index) => {
+  for (const prefix of rule.prefixes ?? []) {
+    const pair = (prefix.charCodeAt(0) << 8) | prefix.charCodeAt(1);
+    if (prefix.length < 2 || /[^\x20-\x7e]/.test(prefix)) throw new Error(`${rule.type}: prefix ${prefix}`);
+    const list = PREFIXES_BY_PAIR.get(pair) ?? [];
+    list.push({ prefix, rule: index });
+    PREFIXES_BY_PAIR.set(pair, list);
+    OPENS_PREFIX[pair] = 1;
+  }
+});
+
+/** For each rule (by index in DETECTION_RULES), the ascending offsets in `text` where one of its prefixes occurs. */
+export function prefixOffsets(text: string): number[][] {
+  const offsets: number[][] = DETECTION_RULES.map(() => []);
+  const last = text.length - 1;
+  let c1 = text.charCodeAt(0);
+  for (let i = 0; i < last; i++) {
+    const c0 = c1;
+    c1 = text.charCodeAt(i + 1);
+    if ((c0 | c1) > 0xff || OPENS_PREFIX[(c0 << 8) | c1] === 0) continue;
+    for (const { prefix, rule } of PREFIXES_BY_PAIR.get((c0 << 8) | c1) ?? []) {
+      const list = offsets[rule] as number[];
+      if (text.startsWith(prefix, i) && list[list.length - 1] !== i) list.push(i);
+    }
+  }
+  return offsets;
+}
+
+/**
+ * The matches of rule `index`'s pattern in `text`, left to right and not overlapping, as its global regex
+ * finds them: a rule with prefixes runs its pattern only at their offsets (from prefixOffsets), which is
+ * the same, since every match starts with one.
+ */
+export function* ruleMatches(index: number, text: string, offsets: number[][]): Generator<RegExpExecArray> {
+  const sticky = STICKY[index];
+  if (!sticky) {
+    const re = (DETECTION_RULES[index] as DetectionRule).pattern;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) yield m;
+    return;
+  }
+  let from = 0;
+  for (const at of offsets[index] ?? []) {
+    if (at < from) continue;
+    sticky.lastIndex = at;
+    const m = sticky.exec(text);
+    if (m === null) continue;
+    yield m;
+    from = at + m[0].length;
+  }
+}
+
 /** Every finding in one window of text, overlapping findings resolved in favour of the earlier rule. */
 async function scanWindow(text: string): Promise<WindowFinding[]> {
   const found: WindowFinding[] = [];
-  for (const rule of DETECTION_RULES) {
+  const offsets = prefixOffsets(text);
+  for (const [index, rule] of DETECTION_RULES.entries()) {
     if (rule.trigger && !rule.trigger.test(text)) continue;
-    const re = rule.pattern;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    for (const m of ruleMatches(index, text, offsets)) {
       const groups = m.groups ?? {};
       const secret = groups.secret ?? groups.quoted ?? groups.bare ?? m[0];
       if (isPlaceholder(secret)) continue;
