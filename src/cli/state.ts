@@ -1,6 +1,7 @@
 // What `slipway publish` remembers about a published folder: .slipway/state.json inside it (for a single
 // file, .slipway/state-<file name>.json next to it), so the next publish updates the same site (with the
 // live version as `baseVersionId`) and `slipway claim` finds the claim token of an anonymous publish.
+// The hashes of the folder's files are kept beside it (src/cli/hashes.ts).
 
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -22,8 +23,13 @@ export interface SiteState {
 
 /** The state file for a published folder, or for a single published file. */
 export function statePath(target: { dir: string } | { file: string }): string {
-  if ('dir' in target) return join(target.dir, STATE_DIR, 'state.json');
-  return join(dirname(target.file), STATE_DIR, `state-${basename(target.file)}.json`);
+  return slipwayFile(target, 'state');
+}
+
+/** `.slipway/<stem>.json` in a published folder; `.slipway/<stem>-<name>.json` beside a single published file. */
+export function slipwayFile(target: { dir: string } | { file: string }, stem: string): string {
+  if ('dir' in target) return join(target.dir, STATE_DIR, `${stem}.json`);
+  return join(dirname(target.file), STATE_DIR, `${stem}-${basename(target.file)}.json`);
 }
 
 export async function readState(path: string): Promise<SiteState | undefined> {
@@ -43,16 +49,21 @@ export async function readState(path: string): Promise<SiteState | undefined> {
   }
 }
 
-/**
- * Writes the state (atomically, mode 0600: it may hold a claim token) and a `.gitignore` that keeps the
- * folder out of version control.
- */
+/** Writes the state (through writePrivate: it may hold a claim token). */
 export async function writeState(path: string, state: SiteState): Promise<void> {
+  await writePrivate(path, `${JSON.stringify(state, null, 2)}\n`);
+}
+
+/**
+ * Writes a file of `.slipway/` atomically (a temp file renamed over it) with mode 0600, and the
+ * `.gitignore` that keeps the folder out of version control.
+ */
+export async function writePrivate(path: string, text: string): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, '.gitignore'), '*\n');
   const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(temp, text, { mode: 0o600 });
   await rename(temp, path);
 }
 

@@ -6,8 +6,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import mime from 'mime-types';
 import { ApiClient, ApiClientError } from '../../src/client/api.js';
 import {
+  COMMON_CONTENT_TYPES,
+  contentTypeOf,
   inlineFiles,
   isExpiredAddress,
   type LocalFile,
@@ -219,4 +222,13 @@ describe('publishFiles against the upload bounds', () => {
       'some upload was refused and retried',
     );
   });
+});
+
+test('the built-in content types are what mime-types gives (and names past them still get theirs)', () => {
+  for (const [extension, type] of Object.entries(COMMON_CONTENT_TYPES)) {
+    assert.equal(type, mime.contentType(extension), extension);
+    assert.equal(contentTypeOf(`dir/file${extension.toUpperCase()}`, Buffer.alloc(0)), type);
+  }
+  assert.equal(contentTypeOf('scene.glb', Buffer.alloc(0)), mime.contentType('.glb'));
+  assert.equal(contentTypeOf('_redirects', Buffer.from('/a /b 301\n')), 'text/plain; charset=utf-8');
 });

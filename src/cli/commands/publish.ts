@@ -5,8 +5,8 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Command, InvalidArgumentError } from 'commander';
-import { type ApiClient, ApiClientError } from '../../client/api.js';
-import type { LocalFile, PublishEvent, PublishOutcome } from '../../client/publish.js';
+import { type ApiClient, ApiClientError, DEFAULT_UPLOAD_CONCURRENCY } from '../../client/api.js';
+import type { KnownHashes, LocalFile, PublishEvent, PublishOutcome } from '../../client/publish.js';
 import { serverId } from '../credentials.js';
 import {
   formatBytes,
@@ -47,12 +47,15 @@ export function registerPublish(program: Command): void {
       'make the site expire this many seconds from now (needs an account)',
       positiveInt,
     )
-    .option('--concurrency <n>', 'parallel uploads', positiveInt, 8)
+    .option('--concurrency <n>', 'parallel uploads', positiveInt, DEFAULT_UPLOAD_CONCURRENCY)
     .option(
       '--force',
       'replace the live version even if someone published since this folder was last published',
     )
-    .option('--verbose', 'also print the API calls behind the steps that fix a refused publish')
+    .option(
+      '--verbose',
+      'also list the files read and hashed, and print the API calls behind the steps that fix a refused publish',
+    )
     .addHelpText(
       'after',
       `
@@ -80,10 +83,24 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
     throw new UserError(`${target} is not a folder or a file`, { code: 'NO_SUCH_PATH' });
   }
   const isDir = info.isDirectory();
-  const { collectDirectory, collectFile, publishFiles, serviceDataFiles } = await import(
-    '../../client/publish.js'
-  );
-  const all = isDir ? await collectDirectory(abs) : await collectFile(abs);
+  const [{ collectDirectory, collectFile, publishFiles, serviceDataFiles }, hashes] = await Promise.all([
+    import('../../client/publish.js'),
+    import('../hashes.js'),
+  ]);
+  // A file whose stamp did not change since the last publish keeps its remembered hash (../hashes.ts).
+  const hashesFile = hashes.hashesPath(isDir ? { dir: abs } : { file: abs });
+  const remembered = await hashes.readHashes(hashesFile);
+  if (remembered.damaged) out.note(`note: ${hashesFile} is damaged or was edited; hashing every file`);
+  const onHashed = flags.verbose ? (path: string) => out.note(`hashed ${path}`) : undefined;
+  const collect = (known?: KnownHashes): Promise<LocalFile[]> => {
+    const options = { ...(known ? { known } : {}), ...(onHashed ? { onHashed } : {}) };
+    return isDir ? collectDirectory(abs, options) : collectFile(abs, options);
+  };
+  const remember = (found: LocalFile[]) =>
+    hashes.writeHashes(hashesFile, found).catch((err: NodeJS.ErrnoException) => {
+      out.note(`note: could not remember the file hashes in ${hashesFile} (${err.code ?? err.message})`);
+    });
+  const all = await collect(remembered.known);
   const serviceData = serviceDataFiles(all);
   if (serviceData.length > 0) {
     throw new UserError(
@@ -94,7 +111,8 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
       },
     );
   }
-  const files = all.filter((f) => f.size > 0);
+  await remember(all);
+  let files = all.filter((f) => f.size > 0);
   const empty = all.filter((f) => f.size === 0);
   if (empty.length > 0) {
     out.note(`skipping ${empty.length} empty file(s) (the service stores no empty files): ${listed(empty)}`);
@@ -156,7 +174,7 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
     }
     progress.handle(e);
   };
-  const attempt = (site: string | undefined, base: string | null | undefined) =>
+  const send = (site: string | undefined, base: string | null | undefined) =>
     publishFiles(client, files, {
       ...(site !== undefined ? { slug: site, baseVersionId: base } : {}),
       ...(flags.title !== undefined ? { title: flags.title } : {}),
@@ -164,6 +182,28 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
       concurrency: flags.concurrency,
       onEvent,
     });
+  let rehashed = false;
+  const attempt = async (site: string | undefined, base: string | null | undefined) => {
+    try {
+      return await send(site, base);
+    } catch (err) {
+      if (rehashed || !(err instanceof ApiClientError && err.code === 'INVALID_HASH')) throw err;
+      // The service hashes what it receives: the bytes changed since they were hashed, or came with a
+      // wrong remembered hash. Forget the remembered hashes, read every file again, send again once.
+      rehashed = true;
+      progress.stop();
+      out.note(
+        `note: ${err.message} The file changed since it was hashed, or ${hashesFile} held a wrong hash; hashing every file again.`,
+      );
+      await hashes.forgetHashes(hashesFile);
+      const again = await collect();
+      await remember(again);
+      files = again.filter((f) => f.size > 0);
+      // An owned site the failed attempt created has no live version yet; an anonymous one cannot be updated.
+      if (site === undefined && client.apiKey && planSlug !== undefined) return send(planSlug, null);
+      return send(site, base);
+    }
+  };
 
   let outcome: PublishOutcome;
   try {
@@ -191,6 +231,12 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
         }),
       );
       return;
+    }
+    if (err instanceof ApiClientError && err.code === 'INVALID_HASH') {
+      throw new ApiClientError(err.status, {
+        ...err.body,
+        hint: `A file under ${target} changed while it was published, twice; publish again once nothing is writing to it.`,
+      });
     }
     if (err instanceof ApiClientError && err.code === 'VERSION_CONFLICT') {
       throw new ApiClientError(err.status, {
