@@ -1,4 +1,4 @@
-// PUT /api/v1/_upload/<encoded storage key>?token=&ct=&exp= (CONTRACT "Uploads"): one file's bytes.
+// PUT /api/v1/_upload/<encoded storage key>?token=&ct=&exp=[&size=&hash=] (CONTRACT "Uploads"): one file's bytes.
 
 import { type Static, Type } from 'typebox';
 import { UPLOAD_PATH_PREFIX } from '../core/upload-token.js';
@@ -9,6 +9,9 @@ export const UploadQuery = Type.Object({
   token: Type.Optional(Type.String()),
   ct: Type.Optional(Type.String()),
   exp: Type.Optional(Type.String()),
+  /** The manifest's size and hash, signed with the rest, when the manifest gave the hash. */
+  size: Type.Optional(Type.String()),
+  hash: Type.Optional(Type.String()),
 });
 
 /** `stored` is false when the same bytes were already there (a harmless retry). */

@@ -1,5 +1,7 @@
-// Upload addresses: `{base_url}/api/v1/_upload/<encoded storage key>?token=&ct=&exp=` where the token
-// is an HMAC over (version, path, content type, expiry). Signed, not remembered: they survive restarts.
+// Upload addresses: `{base_url}/api/v1/_upload/<encoded storage key>?token=&ct=&exp=[&size=&hash=]` where
+// the token is an HMAC over (version, path, content type, expiry[, size, hash]). Signed, not remembered:
+// they survive restarts. When the manifest gave the file's hash, the address carries it and the size, so
+// an upload learns which bytes to accept without reading the file's row (issue 23: one statement per upload).
 
 import { hmacBase64Url, safeEqual } from './secrets.js';
 
@@ -12,10 +14,20 @@ export interface UploadTarget {
   contentType: string;
   /** Unix seconds after which the address is dead. */
   expiresAtS: number;
+  /**
+   * The manifest's size and SHA-256 of the file, when the manifest gave the hash. Absent otherwise, and on
+   * addresses issued before issue 23 (signed without them), which stay valid until they expire.
+   */
+  expected?: { size: number; hash: string };
 }
 
 const signature = (key: Buffer, t: UploadTarget) =>
-  hmacBase64Url(key, `upload\n${t.versionId}\n${t.path}\n${t.contentType}\n${t.expiresAtS}`);
+  hmacBase64Url(
+    key,
+    `upload\n${t.versionId}\n${t.path}\n${t.contentType}\n${t.expiresAtS}${
+      t.expected ? `\n${t.expected.size}\n${t.expected.hash}` : ''
+    }`,
+  );
 
 /** The storage key names the version and the path: `<versionId>/<path>`, percent-encoded as one segment. */
 export function uploadUrl(baseUrl: string, key: Buffer, t: UploadTarget): string {
@@ -24,8 +36,17 @@ export function uploadUrl(baseUrl: string, key: Buffer, t: UploadTarget): string
     token: signature(key, t),
     ct: t.contentType,
     exp: String(t.expiresAtS),
+    ...(t.expected && { size: String(t.expected.size), hash: t.expected.hash }),
   });
   return `${baseUrl}${UPLOAD_PATH_PREFIX}${storageKey}?${query.toString()}`;
+}
+
+export interface UploadQuery {
+  token?: string;
+  ct?: string;
+  exp?: string;
+  size?: string;
+  hash?: string;
 }
 
 export type UploadCheck =
@@ -36,7 +57,7 @@ export type UploadCheck =
 export function checkUploadAddress(
   key: Buffer,
   encodedStorageKey: string,
-  query: { token?: string; ct?: string; exp?: string },
+  query: UploadQuery,
   nowMs: number,
 ): UploadCheck {
   let storageKey: string;
@@ -46,14 +67,19 @@ export function checkUploadAddress(
     return { ok: false, reason: 'malformed' };
   }
   const slash = storageKey.indexOf('/');
-  const { token, ct, exp } = query;
+  const { token, ct, exp, size, hash } = query;
   if (slash <= 0 || !token || !ct || !exp || !/^\d{1,12}$/.test(exp))
+    return { ok: false, reason: 'malformed' };
+  // Both or neither; the size as the manifest allows it (a safe integer), the hash as manifests give it.
+  if ((size === undefined) !== (hash === undefined)) return { ok: false, reason: 'malformed' };
+  if (size !== undefined && (!/^\d{1,15}$/.test(size) || !/^[0-9a-f]{64}$/.test(hash!)))
     return { ok: false, reason: 'malformed' };
   const target: UploadTarget = {
     versionId: storageKey.slice(0, slash),
     path: storageKey.slice(slash + 1),
     contentType: ct,
     expiresAtS: Number(exp),
+    ...(size !== undefined && { expected: { size: Number(size), hash: hash! } }),
   };
   if (!safeEqual(signature(key, target), token)) return { ok: false, reason: 'bad-token' };
   if (target.expiresAtS * 1000 <= nowMs) return { ok: false, reason: 'expired' };

@@ -1,5 +1,5 @@
-// PUT /api/v1/_upload/<encoded storage key>?token=&ct=&exp= : one file's bytes, streamed (not rate limited,
-// but each client may have only so many under way, and every body arrives under the pace rule).
+// PUT /api/v1/_upload/<encoded storage key>?token=&ct=&exp=[&size=&hash=] : one file's bytes, streamed (not
+// rate limited, but each client may have only so many under way, and every body arrives under the pace rule).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as api from '../api/uploads.js';

@@ -5,6 +5,7 @@
 
 import type { BlobStore } from '../../store/blob/types.js';
 import type { Db } from '../../store/db/db.js';
+import type { BlobScanTable } from '../../store/db/schema.js';
 import { findBlobScans, saveBlobScan } from '../../store/db/tables/blob-scan.js';
 import type { VersionFileRow } from '../../store/db/tables/version.js';
 import { ApiError } from '../errors.js';
@@ -22,23 +23,9 @@ export interface SiteScanDeps {
 /** Blobs scanned at once at finalize when no upload scanned them (each is CPU-bound; 2 cores here). */
 const SCAN_CONCURRENCY = 2;
 
-/** Stores a blob's result so no finalize scans these bytes again (upload-time scans call this too). */
-export async function rememberScan(
-  deps: Pick<SiteScanDeps, 'db' | 'clock'>,
-  hash: string,
-  findings: Finding[],
-): Promise<void> {
-  await saveBlobScan(deps.db.kysely, {
-    hash,
-    scanner_version: SCANNER_VERSION,
-    findings: JSON.stringify(findings),
-    scanned_at: deps.clock.now(),
-  });
-}
-
-/** Whether the current scanner has a result for these bytes. */
-export async function isScanned(deps: Pick<SiteScanDeps, 'db'>, hash: string): Promise<boolean> {
-  return (await findBlobScans(deps.db.kysely, SCANNER_VERSION, [hash])).size > 0;
+/** A blob's result as stored: no finalize scans these bytes again (an upload stores it with its bytes). */
+export function scanRecord(hash: string, findings: Finding[], now: number): BlobScanTable {
+  return { hash, scanner_version: SCANNER_VERSION, findings: JSON.stringify(findings), scanned_at: now };
 }
 
 /** Findings per blob hash of the version's scannable files: stored results, and a scan of the rest. */
@@ -57,7 +44,7 @@ async function findingsByHash(deps: SiteScanDeps, files: VersionFileRow[]): Prom
     while (next < missing.length) {
       const hash = missing[next++]!;
       const findings = await scanStream((await deps.blobs.get(hash)) as AsyncIterable<Uint8Array>);
-      await rememberScan(deps, hash, findings);
+      await saveBlobScan(deps.db.kysely, scanRecord(hash, findings, deps.clock.now()));
       result.set(hash, findings);
     }
   };

@@ -14,6 +14,8 @@ import {
 } from '@aws-sdk/client-s3';
 
 const CONTENT_TYPE = 'application/octet-stream';
+/** SigV4's payload hash header (the signer uses a value already set instead of hashing the body). */
+const PAYLOAD_HASH_HEADER = 'x-amz-content-sha256';
 
 export interface WriterOptions {
   partSizeBytes: number;
@@ -86,22 +88,31 @@ export class ObjectWriter {
     }
   }
 
-  /** Sends a single-part body as one PutObject to `key` with its Content-MD5; returns the ETag. */
-  async finishSingle(key: string, contentMd5: string): Promise<string | undefined> {
+  /**
+   * Sends a single-part body as one PutObject to `key` with its Content-MD5 and its SHA-256 (hex, the blob
+   * hash); returns the ETag. SigV4 signs the SHA-256 as given (x-amz-content-sha256) instead of hashing the
+   * body a second time, and S3 refuses a body that does not match it.
+   */
+  async finishSingle(key: string, contentMd5: string, sha256Hex: string): Promise<string | undefined> {
     this.assertComplete();
     if (this.multipart) throw new Error('finishSingle() on a multipart body');
     const body = this.current?.buffer ?? Buffer.alloc(0);
-    const res = await this.client.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentLength: body.length,
-        ContentMD5: contentMd5,
-        ContentType: CONTENT_TYPE,
-      }),
-      { abortSignal: this.abortController.signal },
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Body: body,
+      ContentLength: body.length,
+      ContentMD5: contentMd5,
+      ContentType: CONTENT_TYPE,
+    });
+    command.middlewareStack.add(
+      (next) => (args) => {
+        (args.request as { headers: Record<string, string> }).headers[PAYLOAD_HASH_HEADER] = sha256Hex;
+        return next(args);
+      },
+      { step: 'build', name: 'knownPayloadHash' },
     );
+    const res = await this.client.send(command, { abortSignal: this.abortController.signal });
     return res.ETag;
   }
 

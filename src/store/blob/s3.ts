@@ -4,8 +4,9 @@
 // put() hashes and counts the body while copying it into part buffers and refuses it on a size or hash
 // mismatch before anything becomes visible:
 // - up to PART_SIZE_BYTES (nearly every file of a site): the body is whole in memory when its hash is
-//   known, so it goes straight to its hash key as one PutObject with Content-MD5; the ETag of the answer
-//   confirms what was kept. One request per new blob (five before: temp PUT, two HEADs, copy, delete).
+//   known, so it goes straight to its hash key as one PutObject with Content-MD5 and the hash as SigV4's
+//   payload hash (which the SDK would otherwise compute again); the ETag of the answer confirms what was
+//   kept. One request per new blob (five before: temp PUT, two HEADs, copy, delete).
 // - larger, with the hash given in advance (the upload path always has the manifest's): a multipart
 //   upload straight to the hash key, completed only after the bytes hashed to it, then one HEAD checks
 //   the stored length.
@@ -250,7 +251,7 @@ export class S3BlobStore implements BlobStore {
       if (md5 !== undefined) {
         // One PutObject straight to the hash key: the bytes are all in memory and hash to it.
         const digest = md5.digest();
-        const etag = await writer.finishSingle(finalKey, digest.toString('base64'));
+        const etag = await writer.finishSingle(finalKey, digest.toString('base64'), hash);
         if (etag !== `"${digest.toString('hex')}"`) await this.assertStoredSize(finalKey, size);
         return { hash, size };
       }

@@ -43,8 +43,11 @@ export interface BlobStore {
    * the range is invalid or starts past the last byte.
    */
   get(hash: string, options?: GetOptions): Promise<NodeJS.ReadableStream>;
-  /** Whole small blob into memory (used by the serving cache for small files). Throws BlobNotFoundError. */
-  read(hash: string): Promise<Buffer>;
+  /**
+   * Whole small blob into memory (used by the serving cache for small files). Throws BlobNotFoundError.
+   * `size`, when the caller knows it (a manifest entry), lets the disk store read a small blob at once.
+   */
+  read(hash: string, size?: number): Promise<Buffer>;
   /** Idempotent. */
   delete(hash: string): Promise<void>;
   /** Every stored hash, in no particular order (for the garbage collector). */
