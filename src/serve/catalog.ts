@@ -9,7 +9,7 @@ import type { Encoding } from '../shared/rules/encoding.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { compressBody } from './compress.js';
-import { ByteLru } from './lru.js';
+import { ByteLru, type LruPartition, SharedByteLru } from './lru.js';
 import {
   type FileEntry,
   loadVersionManifest,
@@ -43,12 +43,13 @@ export interface CatalogOptions {
 
 /** Unknown hosts are remembered this long (or until an event), so a flood of random names costs few queries. */
 export const UNKNOWN_HOST_TTL_MS = 10_000;
-/** Share of the budget for host entries, known and unknown (each ~150 bytes). */
-const HOSTS_BUDGET_SHARE = 1 / 32;
-/** Share of the budget for site records and manifests; file bytes get the rest. */
-const SITES_BUDGET_SHARE = 1 / 4;
-/** One body may take at most this share of the body budget (so one file cannot flush all others). */
-const BODY_ITEM_SHARE = 1 / 4;
+/**
+ * Share of the budget for unknown hosts, apart from the rest: a flood of random names cannot flush what
+ * real sites use.
+ */
+const UNKNOWN_HOSTS_BUDGET_SHARE = 1 / 32;
+/** One body may take at most this share of the shared budget (so one file cannot flush all others). */
+const BODY_ITEM_SHARE = 3 / 16;
 /** Estimated bytes of a host entry beyond its name. */
 const HOST_ENTRY_BYTES = 160;
 /** Estimated bytes of a site state beyond its manifest (record strings, maps). */
@@ -65,12 +66,18 @@ interface Load<T> {
 }
 
 export class SiteCatalog {
-  private readonly hosts: ByteLru<string, HostRoute>;
+  private readonly hosts: LruPartition<HostRoute>;
+  /**
+   * Slug -> the cached hosts whose route mounts it, kept in step with `hosts` (its onDrop): a site's change
+   * event drops exactly those, without walking every cached host (issue 23: with tens of thousands of
+   * hosts cached, each publish walked them all).
+   */
+  private readonly hostsBySlug = new Map<string, Set<string>>();
   /** Hostname -> epoch ms until which it is known to be unknown. */
   private readonly unknownHosts: ByteLru<string, number>;
-  private readonly sites: ByteLru<string, SiteState>;
+  private readonly sites: LruPartition<SiteState>;
   /** Content-addressed bytes never change, so events never touch this cache. */
-  private readonly bodies: ByteLru<string, Buffer>;
+  private readonly bodies: LruPartition<Buffer>;
   private readonly hostLoads = new Map<string, Load<HostRoute | null>>();
   private readonly siteLoads = new Map<string, Load<SiteState>>();
   private readonly bodyLoads = new Map<string, Promise<Buffer>>();
@@ -78,13 +85,20 @@ export class SiteCatalog {
 
   constructor(private readonly options: CatalogOptions) {
     const total = options.cacheBytes;
-    const hostBytes = Math.floor(total * HOSTS_BUDGET_SHARE);
-    const siteBytes = Math.floor(total * SITES_BUDGET_SHARE);
-    const bodyBytes = total - 2 * hostBytes - siteBytes;
-    this.hosts = new ByteLru(hostBytes);
-    this.unknownHosts = new ByteLru(hostBytes);
-    this.sites = new ByteLru(siteBytes);
-    this.bodies = new ByteLru(bodyBytes, Math.floor(bodyBytes * BODY_ITEM_SHARE));
+    const unknownBytes = Math.floor(total * UNKNOWN_HOSTS_BUDGET_SHARE);
+    // Known hosts, site states and file bytes share the rest in one second-chance order (issue 23: with
+    // fixed shares, 100,000 small sites missed on their records while most of the bytes' share sat idle).
+    const shared = new SharedByteLru(total - unknownBytes);
+    this.unknownHosts = new ByteLru(unknownBytes);
+    this.hosts = shared.partition<HostRoute>('h', unknownBytes, (hostname, route) => {
+      for (const { slug } of route.mounts) {
+        const hosts = this.hostsBySlug.get(slug);
+        hosts?.delete(hostname);
+        if (hosts?.size === 0) this.hostsBySlug.delete(slug);
+      }
+    });
+    this.sites = shared.partition<SiteState>('s');
+    this.bodies = shared.partition<Buffer>('b', Math.floor(shared.maxBytes * BODY_ITEM_SHARE));
   }
 
   /** Largest file kept in memory; larger files are streamed. */
@@ -97,11 +111,26 @@ export class SiteCatalog {
   }
 
   /** Bytes held by each cache (exported as a metric; tests check the bound). */
-  stats(): { hosts: number; sites: number; bodies: number; total: number; limit: number } {
+  stats(): {
+    hosts: number;
+    sites: number;
+    bodies: number;
+    total: number;
+    limit: number;
+    /** Slugs in the host index (at most one per mount of a cached host). */
+    indexedSlugs: number;
+  } {
     const hosts = this.hosts.bytes + this.unknownHosts.bytes;
     const sites = this.sites.bytes;
     const bodies = this.bodies.bytes;
-    return { hosts, sites, bodies, total: hosts + sites + bodies, limit: this.options.cacheBytes };
+    return {
+      hosts,
+      sites,
+      bodies,
+      total: hosts + sites + bodies,
+      limit: this.options.cacheBytes,
+      indexedSlugs: this.hostsBySlug.size,
+    };
   }
 
   // ---- hosts ------------------------------------------------------------------------------------
@@ -133,7 +162,13 @@ export class SiteCatalog {
             this.unknownHosts.set(hostname, this.options.clock.now() + UNKNOWN_HOST_TTL_MS, bytes);
           } else {
             this.unknownHosts.delete(hostname);
-            this.hosts.set(hostname, route, bytes + route.mounts.length * HOST_ENTRY_BYTES);
+            if (this.hosts.set(hostname, route, bytes + route.mounts.length * HOST_ENTRY_BYTES)) {
+              for (const { slug } of route.mounts) {
+                const hosts = this.hostsBySlug.get(slug);
+                if (hosts === undefined) this.hostsBySlug.set(slug, new Set([hostname]));
+                else hosts.add(hostname);
+              }
+            }
           }
         }
         return route;
@@ -215,8 +250,10 @@ export class SiteCatalog {
     if (cached !== undefined) return Promise.resolve(cached);
     const running = this.bodyLoads.get(entry.hash);
     if (running !== undefined) return running;
-    const promise = this.options.blobs.read(entry.hash).then((bytes) => {
-      if (bytes.length <= this.maxMemoryBodyBytes) this.bodies.set(entry.hash, bytes, bytes.length);
+    const promise = this.options.blobs.read(entry.hash, entry.size).then((read) => {
+      if (read.length > this.maxMemoryBodyBytes) return read;
+      const bytes = owned(read);
+      this.bodies.set(entry.hash, bytes, bytes.length);
       return bytes;
     });
     this.bodyLoads.set(entry.hash, promise);
@@ -233,7 +270,8 @@ export class SiteCatalog {
     if (running !== undefined) return running;
     const promise = this.identityBytes(entry)
       .then((identity) => compressBody(identity, encoding))
-      .then((compressed) => {
+      .then((output) => {
+        const compressed = owned(output);
         const pays = compressed.length <= entry.size * (1 - MIN_COMPRESSION_SAVING);
         if (!pays || !this.bodies.set(key, compressed, compressed.length)) return null;
         return compressed;
@@ -287,7 +325,7 @@ export class SiteCatalog {
     // The site may have just been created (its host was cached as unknown) or deleted (its links are
     // gone): forget every host that is unknown or serves this slug; they are cheap to resolve again.
     this.unknownHosts.clear();
-    this.hosts.deleteWhere((_host, route) => route.mounts.some((m) => m.slug === slug));
+    for (const host of [...(this.hostsBySlug.get(slug) ?? [])]) this.hosts.delete(host);
     supersedeAll(this.hostLoads);
   }
 
@@ -298,6 +336,19 @@ export class SiteCatalog {
     };
     load.promise.then(done, done);
   }
+}
+
+/**
+ * `bytes` in memory of its own: a small Buffer is often a slice of Node's shared 8 KB pool
+ * (Buffer.allocUnsafe, readFileSync, Buffer.concat), and caching the slice would keep the whole slab alive
+ * for as long as the entry lives: up to 8x the bytes charged (issue 23: RSS past the budget with 100,000
+ * sites of 1 KB pages).
+ */
+export function owned(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
 }
 
 function supersede<T>(loads: Map<string, Load<T>>, key: string): void {

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import pino from 'pino';
 import type { Stores } from '../../src/compose.js';
 import type { HostRoute } from '../../src/core/hosts.js';
-import { SiteCatalog, UNKNOWN_HOST_TTL_MS } from '../../src/serve/catalog.js';
+import { owned, SiteCatalog, UNKNOWN_HOST_TTL_MS } from '../../src/serve/catalog.js';
 import { MovableClock } from '../../src/shared/clock.js';
 
 function catalogWith(routes: Record<string, HostRoute>) {
@@ -86,5 +86,89 @@ describe('SiteCatalog hosts', () => {
     assert.equal(catalog.hostNow('a.localhost'), undefined);
     await catalog.loadHost('a.localhost');
     assert.equal(calls.length, 2);
+  });
+
+  test('a site event drops every cached host that mounts the slug (its own and linked ones), no other', async () => {
+    const linked: HostRoute = {
+      mounts: [
+        { slug: 'b', basePath: '/blog' },
+        { slug: 'c', basePath: '' },
+      ],
+    };
+    const { catalog } = catalogWith({
+      'a.localhost': route('a'),
+      'b.localhost': route('b'),
+      'me.localhost': linked,
+    });
+    for (const host of ['a.localhost', 'b.localhost', 'me.localhost']) await catalog.loadHost(host);
+    catalog.invalidate({ kind: 'site', slug: 'b' });
+    assert.equal(catalog.hostNow('b.localhost'), undefined);
+    assert.equal(catalog.hostNow('me.localhost'), undefined);
+    assert.deepEqual(catalog.hostNow('a.localhost'), route('a'));
+    // The handle host is cached again, then dropped by its other site's event.
+    await catalog.loadHost('me.localhost');
+    catalog.invalidate({ kind: 'site', slug: 'c' });
+    assert.equal(catalog.hostNow('me.localhost'), undefined);
+  });
+
+  test('known hosts use the budget that file bytes leave idle (one shared budget, not fixed shares)', async () => {
+    const routes: Record<string, HostRoute> = {};
+    // ~350 bytes charged each: 2000 hosts take ~0.7 of the 1 MB budget, far beyond a fixed 1/32 share.
+    for (let i = 0; i < 2000; i++) routes[`s${i}.localhost`] = route(`s${i}`);
+    const { catalog, calls } = catalogWith(routes);
+    await Promise.all(Object.keys(routes).map((host) => catalog.loadHost(host)));
+    for (const host of Object.keys(routes)) assert.deepEqual(catalog.hostNow(host), routes[host]);
+    assert.equal(calls.length, 2000);
+    const stats = catalog.stats();
+    assert.ok(stats.total <= stats.limit, `${stats.total} bytes held`);
+  });
+
+  test('the slug -> hosts index follows the host cache: evicted hosts leave it, so it stays bounded', async () => {
+    const routes: Record<string, HostRoute> = {};
+    for (let i = 0; i < 5000; i++) routes[`s${i}.localhost`] = route(`s${i}`);
+    const { catalog } = catalogWith(routes);
+    await Promise.all(Object.keys(routes).map((host) => catalog.loadHost(host)));
+    const stats = catalog.stats();
+    // Each cached host is charged at least 320 bytes and mounts one slug: the index holds no more slugs
+    // than there are cached hosts, which the 1 MB budget keeps below the 5000 loaded.
+    assert.ok(stats.indexedSlugs * 320 <= stats.hosts, `${stats.indexedSlugs} slugs, ${stats.hosts} bytes`);
+    assert.ok(stats.indexedSlugs > 0 && stats.indexedSlugs < 5000);
+    catalog.invalidate({ kind: 'all' });
+    assert.equal(catalog.stats().indexedSlugs, 0);
+    assert.equal(catalog.stats().hosts, 0);
+    // An evicted host's slug event finds nothing to drop; a host loaded again is cached again.
+    catalog.invalidate({ kind: 'site', slug: 's0' });
+    await catalog.loadHost('s4999.localhost');
+    assert.deepEqual(catalog.hostNow('s4999.localhost'), route('s4999'));
+  });
+});
+
+describe('SiteCatalog bodies', () => {
+  test('a cached body owns its memory: a slice of the shared Buffer pool is copied, a whole buffer kept', () => {
+    // Buffer.from of a short string is a slice of Node's 8 KB pool (as readFileSync and Buffer.concat give).
+    const pooled = Buffer.from('a small page');
+    assert.ok(pooled.buffer.byteLength > pooled.length, 'the test needs a pooled slice');
+    const copy = owned(pooled);
+    assert.deepEqual(copy, pooled);
+    assert.equal(copy.buffer.byteLength, copy.length);
+    const whole = Buffer.allocUnsafeSlow(16);
+    assert.equal(owned(whole), whole);
+  });
+
+  test('loadBody caches the owned copy of what the blob store read', async () => {
+    const catalog = new SiteCatalog({
+      db: {} as Stores['db'],
+      blobs: { read: async () => Buffer.from('<p>hello</p>') } as unknown as Stores['blobs'],
+      logger: pino({ level: 'silent' }),
+      clock: new MovableClock(),
+      cacheBytes: 1024 * 1024,
+      resolveHost: async () => null,
+    });
+    const entry = { hash: 'h1', size: 12 } as Parameters<SiteCatalog['loadBody']>[0];
+    const rep = { encoding: null, bodyKey: 'h1' } as unknown as Parameters<SiteCatalog['loadBody']>[1];
+    const bytes = await catalog.loadBody(entry, rep);
+    assert.equal(bytes.toString(), '<p>hello</p>');
+    const cached = catalog.bodyNow(rep)!;
+    assert.equal(cached.buffer.byteLength, 12);
   });
 });

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ByteLru } from '../../src/serve/lru.js';
+import { ByteLru, SharedByteLru } from '../../src/serve/lru.js';
 
 describe('ByteLru', () => {
   test('keeps the total charged bytes within maxBytes, evicting the oldest first', () => {
@@ -55,5 +55,44 @@ describe('ByteLru', () => {
     lru.clear();
     assert.equal(lru.bytes, 0);
     assert.equal(lru.size, 0);
+  });
+
+  test('onDrop hears of every entry that leaves: evicted, deleted, replaced, cleared', () => {
+    const dropped: string[] = [];
+    const lru = new ByteLru<string, number>(30, 30, (k, v) => dropped.push(`${k}=${v}`));
+    lru.set('a', 1, 10);
+    lru.set('b', 2, 10);
+    lru.set('c', 3, 10);
+    lru.set('d', 4, 10);
+    assert.deepEqual(dropped, ['a=1']);
+    lru.set('b', 20, 10);
+    lru.delete('c');
+    lru.deleteWhere((k) => k === 'd');
+    lru.clear();
+    assert.deepEqual(dropped, ['a=1', 'b=2', 'c=3', 'd=4', 'b=20']);
+  });
+
+  test('SharedByteLru: partitions share one budget and eviction order, each counts its own bytes', () => {
+    const shared = new SharedByteLru(100);
+    const dropped: string[] = [];
+    const a = shared.partition<string>('a', 100, (k) => dropped.push(`a:${k}`));
+    const b = shared.partition<string>('b', 40);
+    a.set('x', 'ax', 30);
+    b.set('x', 'bx', 30);
+    assert.equal(b.set('big', 'too big', 41), false);
+    // One kind may take what the other leaves: 'a' grows to 70 while 'b' holds 30.
+    a.set('y', 'ay', 40);
+    assert.deepEqual([a.bytes, b.bytes, shared.bytes], [70, 30, 100]);
+    // Past the budget the least recently used entry goes, whichever kind it is: 'a:x' was read, so it gets
+    // a second chance and 'b:x' goes; then 'a:y'.
+    a.get('x');
+    a.set('z', 'az', 30);
+    assert.equal(b.get('x'), undefined);
+    assert.deepEqual([a.bytes, b.bytes], [100, 0]);
+    a.set('w', 'aw', 10);
+    assert.equal(a.get('y'), undefined);
+    assert.deepEqual(dropped, ['a:y']);
+    a.clear();
+    assert.deepEqual([a.bytes, shared.bytes], [0, 0]);
   });
 });

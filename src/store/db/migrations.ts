@@ -333,6 +333,26 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('domains').addColumn('tls_error', 'text').execute();
     },
   },
+  /**
+   * Issue 23 (100,000 sites on one node): the sweeper's look-ups of stale pending versions and expired
+   * anonymous sites scanned every version and every anonymous site, at start and every sweep (on SQLite,
+   * holding the event loop meanwhile). Each now reads an index range.
+   */
+  '010_sweeper_indexes': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createIndex('versions_status_upload_expires_idx')
+        .on('versions')
+        .columns(['status', 'upload_expires_at'])
+        .execute();
+      // Anonymous sites (owner_id null) by expiry: the range that has run out, not every anonymous site.
+      await db.schema
+        .createIndex('sites_owner_expires_idx')
+        .on('sites')
+        .columns(['owner_id', 'expires_at'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

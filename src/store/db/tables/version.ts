@@ -2,13 +2,18 @@
 
 import type { QueryCreator } from 'kysely';
 import type { Db, Executor } from '../db.js';
-import type { Database, VersionFileTable, VersionTable } from '../schema.js';
+import type { BlobScanTable, Database, VersionFileTable, VersionTable } from '../schema.js';
+import { insertBlobScan } from './blob-scan.js';
 
 export type VersionRow = VersionTable;
 export type VersionFileRow = VersionFileTable;
 
-/** Rows per INSERT: keeps bound parameters far below SQLite's and PostgreSQL's limits. */
-const INSERT_CHUNK_ROWS = 200;
+/**
+ * Rows per INSERT (and hashes per lookup): a manifest's most files (MAX_MANIFEST_FILES), so a version is one
+ * statement (issue 23); 6 columns x 1,000 rows are 6,000 bound parameters, far below SQLite's 32,766 and
+ * PostgreSQL's 65,535.
+ */
+const INSERT_CHUNK_ROWS = 1000;
 
 export async function insertVersion(db: Executor, row: VersionRow, files: VersionFileRow[]): Promise<void> {
   await db.insertInto('versions').values(row).execute();
@@ -86,19 +91,6 @@ export function versionFiles(db: Executor, versionId: string): Promise<VersionFi
     .execute();
 }
 
-export function versionFile(
-  db: Executor,
-  versionId: string,
-  path: string,
-): Promise<VersionFileRow | undefined> {
-  return db
-    .selectFrom('version_files')
-    .selectAll()
-    .where('version_id', '=', versionId)
-    .where('path', '=', path)
-    .executeTakeFirst();
-}
-
 /** A file of a version with the version's status: what an upload address needs, in one query. */
 export function uploadTarget(
   db: Executor,
@@ -117,14 +109,16 @@ export function uploadTarget(
 
 /**
  * After an upload stored `hash`: indexes (or touches: `created_at` is "last written", so GC spares fresh
- * re-uploads) the blob and records it as the file's bytes unless
- * the file already has them. True when this call set the file's hash. One statement on PostgreSQL (a
- * data-modifying CTE: one round trip per upload instead of two); SQLite, in process, runs the two.
+ * re-uploads) the blob, saves the secret scan's result of its bytes when the upload scanned them (the first
+ * result for a hash and scanner version stays), and records the blob as the file's bytes unless the file
+ * already has them. True when this call set the file's hash. One statement on PostgreSQL (data-modifying
+ * CTEs: one round trip per upload, issue 23); SQLite, in process, runs them one by one.
  */
 export async function recordUpload(
   db: Db,
   file: { versionId: string; path: string },
   blob: { hash: string; size: number; now: number },
+  scan?: BlobScanTable,
 ): Promise<boolean> {
   const touch = (e: QueryCreator<Database>) =>
     e
@@ -139,24 +133,17 @@ export async function recordUpload(
       .where('path', '=', file.path)
       .where('hash', 'is', null);
   if (db.dialect === 'postgres') {
-    // The CTE's name is never referenced (PostgreSQL runs a data-modifying CTE regardless): only its type differs.
-    const withTouch = db.kysely.with('recorded', touch) as unknown as QueryCreator<Database>;
-    const res = await setHash(withTouch).executeTakeFirst();
+    // The CTEs' names are never referenced (PostgreSQL runs a data-modifying CTE regardless): only their
+    // type differs.
+    let prefix = db.kysely.with('recorded', touch) as unknown as QueryCreator<Database>;
+    if (scan)
+      prefix = prefix.with('scanned', (e) => insertBlobScan(e, scan)) as unknown as QueryCreator<Database>;
+    const res = await setHash(prefix).executeTakeFirst();
     return res.numUpdatedRows > 0n;
   }
   await touch(db.kysely).execute();
+  if (scan) await insertBlobScan(db.kysely, scan).execute();
   return (await setHash(db.kysely).executeTakeFirst()).numUpdatedRows > 0n;
-}
-
-export async function missingPaths(db: Executor, versionId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('version_files')
-    .select('path')
-    .where('version_id', '=', versionId)
-    .where('hash', 'is', null)
-    .orderBy('path')
-    .execute();
-  return rows.map((r) => r.path);
 }
 
 export function finalizedVersions(db: Executor, slug: string): Promise<VersionRow[]> {
@@ -230,33 +217,41 @@ export async function ownerStoredHashes(
   return found;
 }
 
-/** Blobs no version file references (by stored or expected hash) and older than `createdBefore`. */
-export async function unreferencedBlobs(
+/**
+ * One page of the blob index in hash order after `after` (`''`: from the start), at most `limit`: a step of
+ * the collector's walk, so no sweep runs one query over every blob (issue 23: at 100,000 blobs that query
+ * held the event loop for 70-240 ms at start and every sweep).
+ */
+export async function blobPage(
   db: Executor,
-  createdBefore: number,
+  after: string,
   limit: number,
-): Promise<string[]> {
-  const rows = await db
+): Promise<Array<{ hash: string; created_at: number }>> {
+  return db
     .selectFrom('blobs')
-    .select('hash')
-    .where('created_at', '<', createdBefore)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(selectFrom('version_files').select('path').whereRef('version_files.hash', '=', 'blobs.hash')),
-      ),
-    )
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('version_files')
-            .select('path')
-            .whereRef('version_files.expected_hash', '=', 'blobs.hash'),
-        ),
-      ),
-    )
+    .select(['hash', 'created_at'])
+    .where('hash', '>', after)
+    .orderBy('hash')
     .limit(limit)
     .execute();
-  return rows.map((r) => r.hash);
+}
+
+/** Which of `hashes` some version file references, by stored or expected hash. */
+export async function referencedHashes(db: Executor, hashes: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < hashes.length; i += INSERT_CHUNK_ROWS) {
+    const chunk = hashes.slice(i, i + INSERT_CHUNK_ROWS);
+    const rows = await db
+      .selectFrom('version_files')
+      .select('hash as ref')
+      .where('hash', 'in', chunk)
+      .union(
+        db.selectFrom('version_files').select('expected_hash as ref').where('expected_hash', 'in', chunk),
+      )
+      .execute();
+    for (const r of rows) if (r.ref) found.add(r.ref);
+  }
+  return found;
 }
 
 /**
