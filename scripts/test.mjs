@@ -23,8 +23,8 @@ function collect(dir) {
  */
 const INTEGRATION_DIRS = ['http', 'serve', 'client', 'tls'].map((d) => join('test', d));
 const isIntegration = (f) => INTEGRATION_DIRS.some((d) => f.startsWith(`${d}${sep}`));
-/** Tests that only make sense on the scale-out set (several nodes, outages of its servers). */
-const scaleoutOnly = (f) => f.includes('two-node') || f.includes('outage');
+/** Tests that only make sense on the scale-out set (several nodes, outages of its servers, round trips to them). */
+const scaleoutOnly = (f) => f.includes('two-node') || f.includes('outage') || f.includes('round-trips');
 
 const filters = process.argv.slice(2);
 const all = collect('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));

@@ -32,9 +32,11 @@ import {
   type DnsLookups,
 } from './store/dns/resolve.js';
 import { RedisChangeBus } from './store/events/redis.js';
+import { WorkerChangeBus } from './store/events/workers.js';
 import { MemoryLease } from './store/lease/memory.js';
 import { RedisLease } from './store/lease/redis.js';
 import type { Lease } from './store/lease/types.js';
+import { WorkerLease } from './store/lease/workers.js';
 import { DevMailer } from './store/mail/dev.js';
 import { SmtpMailer } from './store/mail/smtp.js';
 import type { Mailer } from './store/mail/types.js';
@@ -44,7 +46,9 @@ import type { PaymentProvider } from './store/payments/types.js';
 import { MemoryRateStore } from './store/rate/memory.js';
 import { RedisRateStore } from './store/rate/redis.js';
 import type { RateStore } from './store/rate/types.js';
+import { WorkerRateStore } from './store/rate/workers.js';
 import { closeConnection, openRedis } from './store/redis.js';
+import { type NodeShared, PrimaryChannel } from './store/workers.js';
 
 /** The backing services of one node, as configuration chose them. */
 export interface Stores {
@@ -67,6 +71,10 @@ export interface Stores {
   dns: DnsLookups;
   /** Sub-keys of SECRETS_KEY, one per purpose. */
   keys: ServerKeys;
+  /** TLS session-ticket keys of the node when this process is one of its WORKERS (else the listener's own). */
+  ticketKeys: Buffer | undefined;
+  /** This worker's channel to the node's primary (WORKERS > 1). */
+  node: { channel: PrimaryChannel } | undefined;
   close(): Promise<void>;
 }
 
@@ -90,6 +98,11 @@ export interface ComposeOptions {
   tlsWatchIntervalMs?: number;
   /** How long a handshake waits for a certificate being ordered (default HANDSHAKE_WAIT_MS). */
   tlsHandshakeWaitMs?: number;
+  /**
+   * This process is one of the node's WORKERS (src/workers/primary.ts forked it): the rate counters,
+   * leases and the change fan-out live in the primary, which has migrated the database already.
+   */
+  worker?: boolean;
 }
 
 /** The app's services, plus what the site server and the sweeper use. */
@@ -109,6 +122,8 @@ export interface Service {
   tls: TlsFront | undefined;
   /** Certificates on demand (ACME_DIRECTORY_URL); undefined without. */
   certificates: CertificateIssuer | undefined;
+  /** Tells the node's primary that this worker listens (nothing for a single process). */
+  listening(): void;
   /** Closes the app, then the stores. */
   close(): Promise<void>;
 }
@@ -118,10 +133,14 @@ export async function composeService(config: Config, options: ComposeOptions = {
   try {
     const certificates = certificateIssuer(stores, options);
     const services = coreServices(stores, options, certificates);
-    const metrics = createMetrics();
-    // SERVE_CACHE_MB bounds all serving memory: with the fast path, its response memo takes an eighth.
-    const memoBytes = config.serveFastPath ? Math.floor(config.serveCacheBytes / 8) : 0;
-    const siteServer = createSiteServer(services.site, metrics.registry, config.serveCacheBytes - memoBytes);
+    const node = stores.node;
+    const metrics = createMetrics(node && (() => node.channel.request<string>({ op: 'metrics' })));
+    node?.channel.onCollect(() => metrics.registry.getMetricsAsJSON());
+    // SERVE_CACHE_MB bounds all serving memory of the node, each worker its share; with the fast path, the
+    // response memo takes an eighth.
+    const cacheBytes = Math.floor(config.serveCacheBytes / (options.worker ? config.workers : 1));
+    const memoBytes = config.serveFastPath ? Math.floor(cacheBytes / 8) : 0;
+    const siteServer = createSiteServer(services.site, metrics.registry, cacheBytes - memoBytes);
     const app = await buildApp(services, { siteServer, memoBytes, metrics });
     let tls: TlsFront | undefined;
     try {
@@ -130,6 +149,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
           ? undefined
           : createTlsFront({
               httpServer: httpServerOf(app),
+              ...(stores.ticketKeys ? { ticketKeys: stores.ticketKeys } : {}),
               files: config.tls.files,
               onDemand: certificates,
               servedFromFiles: (name) => markServedFromFiles(stores, name),
@@ -158,6 +178,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
       tls,
       certificates,
       startSweeper: () => startSweeper(services.sweep, config.sweepIntervalMs),
+      listening: () => stores.node?.channel.ready(),
       async close() {
         // Stop taking TLS connections first; the ones handed over close with the app.
         const tlsClosed = tls?.close();
@@ -260,23 +281,45 @@ function coreServices(
   };
 }
 
+/**
+ * What a node does once before its WORKERS start, so they do not race for it: DATA_DIR's permissions, the
+ * generated secrets key, the database's migrations.
+ */
+export async function prepareNode(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  secureDataDir(config, logger);
+  if (config.secretsKey === undefined) loadOrCreateSecretsKey(config.dataDir);
+  const db = Db.fromConfig(config.database, { logger });
+  try {
+    await db.migrate();
+  } finally {
+    await db.close();
+  }
+}
+
+function secureDataDir(config: Config, logger: Logger): void {
+  if (!usesDataDir(config)) return;
+  const changes = securePrivateDir(config.dataDir);
+  if (changes.length > 0) {
+    logger.warn(
+      { dataDir: config.dataDir, tightened: changes },
+      'DATA_DIR was readable by others: permissions tightened to 0700 (directories) and 0600 (files)',
+    );
+  }
+}
+
 /** Opens every store configuration names; a backend that cannot be reached stops start-up. */
 export async function openStores(config: Config, options: ComposeOptions = {}): Promise<Stores> {
   const clock = options.clock ?? systemClock;
-  const logger = createLogger(config.logLevel, options.logStream);
-  if (usesDataDir(config)) {
-    const changes = securePrivateDir(config.dataDir);
-    if (changes.length > 0) {
-      logger.warn(
-        { dataDir: config.dataDir, tightened: changes },
-        'DATA_DIR was readable by others: permissions tightened to 0700 (directories) and 0600 (files)',
-      );
-    }
-  }
+  const nodeLogger = createLogger(config.logLevel, options.logStream);
+  // Each of a node's workers tags its lines with its pid: which one answered, which one failed.
+  const logger = options.worker ? nodeLogger.child({ pid: process.pid }) : nodeLogger;
+  if (!options.worker) secureDataDir(config, logger);
   const keys = deriveKeys(config.secretsKey ?? loadOrCreateSecretsKey(config.dataDir));
 
+  const node = options.worker ? await joinNode() : undefined;
   const db = options.db ?? Db.fromConfig(config.database, { logger });
-  await db.migrate();
+  if (!node) await db.migrate();
 
   const blobStore =
     config.blobs.provider === 's3'
@@ -291,11 +334,16 @@ export async function openStores(config: Config, options: ComposeOptions = {}): 
       : new DevMailer(config.mail.outboxFile, config.mailFrom, options.devMailWrite);
 
   const shared = config.redisUrl
-    ? await connectRedis(config.redisUrl, config.redisPrefix, logger)
+    ? await connectRedis(config.redisUrl, config.redisPrefix, logger, node?.shared.nodeId)
     : undefined;
-  const rate: RateStore = shared?.rate ?? new MemoryRateStore(clock);
-  const changes: ChangeBus = shared?.changes ?? new LocalChangeBus();
-  const lease: Lease = shared?.lease ?? new MemoryLease({ clock });
+  // One process: its memory. Workers of one node: the primary's (exact across them), unless Redis shares
+  // counters and leases across nodes; changes reach the node's workers through the primary either way.
+  const rate: RateStore =
+    shared?.rate ?? (node ? new WorkerRateStore(node.channel) : new MemoryRateStore(clock));
+  const changes: ChangeBus = node
+    ? new WorkerChangeBus(node.channel, shared?.changes, logger)
+    : (shared?.changes ?? new LocalChangeBus());
+  const lease: Lease = shared?.lease ?? (node ? new WorkerLease(node.channel) : new MemoryLease({ clock }));
 
   return {
     config,
@@ -314,6 +362,8 @@ export async function openStores(config: Config, options: ComposeOptions = {}): 
         : new TestPaymentProvider(config.baseUrl, config.payments.webhookSecret, keys.testCheckout),
     resolveHost: createAddressResolver(config.dnsServers),
     dns: createDnsLookups(config.dnsServers),
+    ticketKeys: node ? Buffer.from(node.shared.ticketKeys, 'hex') : undefined,
+    node,
     async close() {
       await Promise.allSettled([
         mailer.close(),
@@ -338,12 +388,18 @@ function usesDataDir(config: Config): boolean {
   );
 }
 
+/** This worker's channel to the node's primary, and what the node's workers share. */
+async function joinNode(): Promise<{ channel: PrimaryChannel; shared: NodeShared }> {
+  const channel = new PrimaryChannel();
+  return { channel, shared: await channel.request<NodeShared>({ op: 'node' }) };
+}
+
 /** The Redis-backed shared stores; a Redis that cannot be reached stops start-up. */
-async function connectRedis(url: string, prefix: string, logger: Logger) {
+async function connectRedis(url: string, prefix: string, logger: Logger, nodeId: string | undefined) {
   const redis = openRedis(url, { name: 'slipway', logger });
   try {
     await redis.connect();
-    const changes = await RedisChangeBus.create(url, { prefix, logger });
+    const changes = await RedisChangeBus.create(url, { prefix, logger, ...(nodeId ? { nodeId } : {}) });
     return {
       redis,
       changes,

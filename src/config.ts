@@ -4,6 +4,7 @@
 // process.env; a bad value throws ConfigError naming the variable.
 
 import { BlockList, isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { PlanLimits, PlanName } from './core/plans.js';
 
@@ -100,7 +101,15 @@ export interface Config {
   logLevel: string;
   /** Operator overrides of the plan table (PLAN_<PLAN>_<LIMIT> variables). */
   planOverrides: Partial<Record<PlanName, Partial<PlanLimits>>>;
-  /** SERVE_CACHE_MB (default 256): memory bound of the site server's record, manifest and blob caches. */
+  /**
+   * WORKERS (default: the cores available): processes serving the API and sites on this node. 1 is one
+   * process; more are a primary that supervises them (src/workers/primary.ts).
+   */
+  workers: number;
+  /**
+   * SERVE_CACHE_MB (default 256): memory bound of the site server's record, manifest and blob caches, for
+   * the whole node (each of WORKERS processes takes its share).
+   */
   serveCacheBytes: number;
   /**
    * SERVE_FAST_PATH (default true): plain GET/HEAD requests to site hosts are answered by the site fast
@@ -128,6 +137,8 @@ type Env = Record<string, string | undefined>;
 // ---- value parsers: each throws ConfigError naming its variable ----------------------------------------
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** More processes than this on one node is a typo, not a deployment. */
+const MAX_WORKERS = 256;
 /** Hop counts beyond this are a typo, not a deployment. */
 const MAX_TRUSTED_HOPS = 16;
 
@@ -313,6 +324,7 @@ type Values = {
   RATE_LIMIT_PROXY: number;
   TRUST_PROXY: TrustProxy;
   LOG_LEVEL: string;
+  WORKERS: number;
   SERVE_CACHE_MB: number;
   SERVE_FAST_PATH: boolean;
   SWEEP_INTERVAL_S: number;
@@ -580,10 +592,16 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
       '`127.0.0.1`), e.g. `10.0.0.0/24` (see "Client addresses")',
   },
   LOG_LEVEL: { parse: logLevel, default: 'info', doc: 'pino level' },
+  WORKERS: {
+    parse: wholeNumber(1, MAX_WORKERS),
+    default: derived(() => Math.min(availableParallelism(), MAX_WORKERS)),
+    shown: 'cores available',
+    doc: 'processes serving the API and sites on this node (`1` = one process)',
+  },
   SERVE_CACHE_MB: {
     parse: wholeNumber(1, 1 << 20),
     default: 256,
-    doc: "memory bound of the site server's caches",
+    doc: "memory bound of the site server's caches, for the node (each of `WORKERS` takes its share)",
   },
   SERVE_FAST_PATH: {
     parse: boolean,
@@ -774,6 +792,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: read('TRUST_PROXY'),
     logLevel,
     planOverrides: planOverrides(read),
+    workers: read('WORKERS'),
     serveCacheBytes: read('SERVE_CACHE_MB') * 1024 * 1024,
     serveFastPath: read('SERVE_FAST_PATH'),
     sweepIntervalMs: read('SWEEP_INTERVAL_S') * 1000,

@@ -1,7 +1,11 @@
-// Entry point: read the configuration, build the stores and the app, listen, and shut down cleanly.
+// Entry point: read the configuration, build the stores and the app, listen, and shut down cleanly. With
+// WORKERS > 1 this process becomes the node's primary (src/workers/primary.ts), and each worker it forks
+// runs the same file as one of them.
 
-import { composeService } from './compose.js';
+import cluster from 'node:cluster';
+import { composeService, prepareNode } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
+import { runPrimary } from './workers/primary.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -14,9 +18,22 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (config.workers > 1 && cluster.isPrimary) {
+    try {
+      await runPrimary(config, { prepare: () => prepareNode(config) });
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`slipway: configuration error: ${err.message}\n`);
+        process.exit(1);
+      }
+      throw err;
+    }
+    return;
+  }
+  const worker = cluster.isWorker;
   let service: Awaited<ReturnType<typeof composeService>>;
   try {
-    service = await composeService(config);
+    service = await composeService(config, { worker });
   } catch (err) {
     // A certificate file that does not load is bad configuration too: one line naming the variable.
     if (err instanceof ConfigError) {
@@ -34,9 +51,10 @@ async function main(): Promise<void> {
   }
   logger.info(
     { baseUrl: config.baseUrl, siteDomain: config.siteDomain, dataDir: config.dataDir },
-    'slipway ready',
+    worker ? 'worker ready' : 'slipway ready',
   );
   const sweeper = service.startSweeper();
+  service.listening();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -56,6 +74,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // A worker whose primary is gone stops: nothing would replace it or answer its rate and lease requests.
+  if (worker) process.on('disconnect', () => void stop('disconnect'));
 }
 
 main().catch((err) => {

@@ -1,5 +1,5 @@
 // Dependencies point one way (README "Layout"): shared <- store <- core <- serve <- http <- app.ts <-
-// compose.ts <- server.ts, with config.ts read by all. The public API's schemas (api/) are built from
+// compose.ts <- server.ts, with config.ts read by all (and store <- workers <- server.ts: the primary). The public API's schemas (api/) are built from
 // core's constants; http registers them, and core, the client and the CLI use their types only (`import
 // type` vanishes at build, so the client still carries no service code). Reads every relative import
 // under src/ and fails on one that points up, so a new module cannot quietly break it.
@@ -27,7 +27,9 @@ const FORBIDDEN: Record<string, string[]> = {
   'app.ts': ['store', 'compose.ts', 'server.ts'],
   // The composition root builds everything; only the process entry point sits above it.
   'compose.ts': ['server.ts', 'client', 'cli'],
-  // The process entry: configuration and the composition root, nothing else.
+  // The node's primary (WORKERS > 1): the stores it holds for its workers, nothing of the service itself.
+  workers: ['core', 'api', 'serve', 'http', 'client', 'cli', 'app.ts', 'compose.ts', 'server.ts'],
+  // The process entry: configuration, the composition root and the primary, nothing else.
   'server.ts': ['store', 'core', 'api', 'serve', 'http', 'app.ts', 'client', 'cli'],
   // The API client and the CLI/MCP shells over it talk to the service over HTTP only (issue 13).
   client: ['store', 'core', 'serve', 'http', 'shared', 'cli', ...ROOT_MODULES],

@@ -221,7 +221,7 @@ const uploadPlan = (c: ExampleContext) => ({
     {
       path: 'index.html',
       method: 'PUT',
-      url: `${c.baseUrl}/api/v1/_upload/${versionId}%2Findex.html?token=DpDp6szx0uBw93W02rup-objuODgKh3t1xwsHiUac0s&ct=text%2Fhtml&exp=1795492520`,
+      url: `${c.baseUrl}/api/v1/_upload/${versionId}%2Findex.html?token=DpDp6szx0uBw93W02rup-objuODgKh3t1xwsHiUac0s&ct=text%2Fhtml&exp=1795492520&size=1024&hash=${hash}`,
       headers: { 'Content-Type': 'text/html' },
     },
   ],

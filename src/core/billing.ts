@@ -319,7 +319,7 @@ export async function applyBillingEvent(
   } else {
     deps.logger.info({ event: event.type, eventId: event.ids[0], outcome, accountId }, 'billing event');
   }
-  if (planChanged && accountId) deps.changes.publish({ kind: 'account', accountId });
+  if (planChanged && accountId) await deps.changes.publish({ kind: 'account', accountId });
   return outcome;
 }
 

@@ -184,7 +184,7 @@ export class CertificateIssuer {
         await markDomainCertified(db.kysely, name, now);
       }
       // Every node drops what it cached for the name (an old certificate after renewal).
-      this.deps.changes.publish({ kind: 'host', host: name });
+      await this.deps.changes.publish({ kind: 'host', host: name });
       logger.info({ name, notAfter: new Date(notAfter).toISOString() }, 'certificate issued');
       return { kind: 'certificate', certPem: issued.certPem, keyPem: issued.keyPem, notAfter };
     } catch (err) {

@@ -287,7 +287,7 @@ export async function verifyDomain(
   }
   if (holder) await releaseDomain(deps, holder);
   if (!(await claimDomain(deps, account, row))) return lost(deps, account, row);
-  deps.changes.publish({ kind: 'host', host: row.domain });
+  await deps.changes.publish({ kind: 'host', host: row.domain });
   return {
     domain: row.domain,
     status: 'active' as const,
@@ -327,7 +327,7 @@ async function releaseDomain(deps: DomainDeps, row: DomainRow): Promise<void> {
     await deleteLinksWhere(trx, { accountId: row.account_id, domain: row.domain });
     await deleteDomainRow(trx, row.account_id, row.domain);
   });
-  deps.changes.publish({ kind: 'host', host: row.domain });
+  await deps.changes.publish({ kind: 'host', host: row.domain });
 }
 
 /** GET /api/v1/domains. */

@@ -91,8 +91,9 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
     if (isUniqueViolation(err)) throw taken();
     throw err;
   }
-  if (account.handle) deps.changes.publish({ kind: 'host', host: labelHost(deps.config, account.handle) });
-  deps.changes.publish({ kind: 'host', host: labelHost(deps.config, name) });
+  if (account.handle)
+    await deps.changes.publish({ kind: 'host', host: labelHost(deps.config, account.handle) });
+  await deps.changes.publish({ kind: 'host', host: labelHost(deps.config, name) });
   return {
     handle: name,
     url,
@@ -110,7 +111,7 @@ export async function deleteHandle(deps: HandleDeps, account: AccountRow): Promi
     await setHandle(trx, account.id, null, deps.clock.now());
     await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
   });
-  deps.changes.publish({ kind: 'host', host: labelHost(deps.config, old) });
+  await deps.changes.publish({ kind: 'host', host: labelHost(deps.config, old) });
   return { deleted: true as const, message: `The handle ${old} was released and its links removed.` };
 }
 

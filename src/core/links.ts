@@ -118,7 +118,7 @@ export async function createLink(deps: LinkDeps, account: AccountRow, body: unkn
     throw err;
   }
   const host = hostOf(deps, account, row);
-  if (host) deps.changes.publish({ kind: 'host', host });
+  if (host) await deps.changes.publish({ kind: 'host', host });
   return linkView(deps, account, row);
 }
 
@@ -132,6 +132,6 @@ export async function deleteLink(deps: LinkDeps, account: AccountRow, id: string
   const [row] = await deleteLinksWhere(deps.db.kysely, { id, accountId: account.id });
   if (!row) throw notFound(`Link "${id.slice(0, 100)}" not found`);
   const host = hostOf(deps, account, row);
-  if (host) deps.changes.publish({ kind: 'host', host });
+  if (host) await deps.changes.publish({ kind: 'host', host });
   return { id, deleted: true as const };
 }

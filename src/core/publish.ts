@@ -27,7 +27,6 @@ import {
   findVersion,
   insertVersion,
   markVersionFinalized,
-  missingPaths,
   ownerStoredHashes,
   pendingVersionOf,
   type VersionFileRow,
@@ -159,7 +158,13 @@ function planVersion(
     });
     if (skip) skipped.push({ path: f.path, reason: 'hash_match' });
     else {
-      const target = { versionId, path: f.path, contentType: f.contentType, expiresAtS };
+      const target = {
+        versionId,
+        path: f.path,
+        contentType: f.contentType,
+        expiresAtS,
+        ...(f.hash !== undefined && { expected: { size: f.size, hash: f.hash } }),
+      };
       uploads.push({
         path: f.path,
         method: 'PUT',
@@ -372,7 +377,9 @@ export async function finalizeSite(
         : 'Publish or update first.',
     });
   }
-  const missing = await missingPaths(deps.db.kysely, versionId);
+  // One read of the version's files serves the upload check, the finalize checks and the warnings.
+  const files = await versionFiles(deps.db.kysely, versionId);
+  const missing = files.filter((f) => f.hash === null).map((f) => f.path);
   if (missing.length > 0) {
     const shown = missing.slice(0, 20).join(', ');
     throw invalid(
@@ -388,7 +395,6 @@ export async function finalizeSite(
       : undefined;
     await checkStorage(deps, account, pending.total_size, current?.total_size ?? 0);
   }
-  const files = await versionFiles(deps.db.kysely, versionId);
   for (const check of deps.finalizeChecks ?? []) await check({ slug, versionId, files });
   const warnings = await serveConfigWarnings(deps.blobs, files);
 
@@ -405,7 +411,7 @@ export async function finalizeSite(
     if (!(await markVersionFinalized(trx, versionId, now)))
       throw invalid(`versionId ${versionId} is no longer pending.`);
   });
-  deps.changes.publish({ kind: 'site', slug });
+  await deps.changes.publish({ kind: 'site', slug });
   return result(warnings);
 }
 

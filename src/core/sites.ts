@@ -171,7 +171,7 @@ export async function deleteSite(deps: PublishDeps, account: AccountRow, slug: s
   await ownedSite(deps, account, slug);
   const now = deps.clock.now();
   await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
-  deps.changes.publish({ kind: 'site', slug });
+  await deps.changes.publish({ kind: 'site', slug });
 }
 
 /** POST .../duplicate: a new active site sharing the source's current files (no bytes copied). */
@@ -288,7 +288,7 @@ export async function claimSite(
     ),
   );
   if (!claimed) throw invalid('This site has already been claimed');
-  deps.changes.publish({ kind: 'site', slug });
+  await deps.changes.publish({ kind: 'site', slug });
   return {
     slug,
     siteUrl: siteUrlOf(deps.config, slug),
@@ -321,7 +321,7 @@ export async function updateMetadata(
   if (patch.ttlSeconds !== undefined)
     row.expires_at = patch.ttlSeconds === null ? null : now + patch.ttlSeconds * 1000;
   await updateSiteRow(deps.db.kysely, slug, row);
-  deps.changes.publish({ kind: 'site', slug });
+  await deps.changes.publish({ kind: 'site', slug });
 }
 
 /** GET .../versions: finalized versions, newest first. */
@@ -359,7 +359,7 @@ export async function restoreVersion(
     await deps.db.transaction((trx) =>
       changeSite(trx, slug, { current_version_id: versionId, updated_at: now }),
     );
-    deps.changes.publish({ kind: 'site', slug });
+    await deps.changes.publish({ kind: 'site', slug });
   }
   return {
     slug,

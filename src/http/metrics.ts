@@ -5,16 +5,22 @@ import type { FastPathStats } from '../serve/http1/connection.js';
 
 export interface Metrics {
   registry: Registry;
+  /**
+   * What GET /metrics answers: this registry's text, or, in one of a node's WORKERS, every worker's
+   * metrics added up by the primary (each scrape reaches one worker).
+   */
+  scrape(): Promise<string>;
   requests: Counter<'method' | 'route' | 'status'>;
   duration: Histogram<'method' | 'route' | 'status'>;
 }
 
-export function createMetrics(): Metrics {
+export function createMetrics(nodeScrape?: () => Promise<string>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['method', 'route', 'status'] as const;
   return {
     registry,
+    scrape: nodeScrape ?? (() => registry.metrics()),
     requests: new Counter({
       name: 'slipway_http_requests_total',
       help: 'HTTP requests by route and status',

@@ -41,7 +41,7 @@ export function opsRoutes(deps: OpsDeps): FastifyPluginAsyncTypebox {
       ...api.metrics,
       handler: async (_req, reply) => {
         reply.type(metrics.registry.contentType);
-        return metrics.registry.metrics();
+        return metrics.scrape();
       },
     });
 

@@ -1,5 +1,5 @@
 // Change events that invalidate the serving caches: published on finalize, restore, delete, metadata,
-// expiry, domain and handle changes. In-process now; a Redis pub/sub bus fans them out across nodes.
+// expiry, domain and handle changes. In-process here; store/events/ fans them out across a node's workers and, over Redis, across nodes.
 
 export type SiteChange =
   /** Everything about this slug may have changed (version, metadata, password, expiry, deletion). */
@@ -12,7 +12,12 @@ export type SiteChange =
   | { kind: 'all' };
 
 export interface ChangeBus {
-  publish(change: SiteChange): void;
+  /**
+   * Runs this process's listeners before it returns (a listener's error is thrown from the call) and
+   * resolves once every process of this node applied the change (WORKERS > 1: store/events/workers.ts).
+   * Other nodes get it on their own time. Callers await it before they answer.
+   */
+  publish(change: SiteChange): Promise<void>;
   /** Returns an unsubscribe function. Listeners run synchronously for local changes. */
   subscribe(listener: (change: SiteChange) => void): () => void;
   close(): Promise<void>;
@@ -21,8 +26,9 @@ export interface ChangeBus {
 export class LocalChangeBus implements ChangeBus {
   private readonly listeners = new Set<(change: SiteChange) => void>();
 
-  publish(change: SiteChange): void {
+  publish(change: SiteChange): Promise<void> {
     for (const listener of this.listeners) listener(change);
+    return Promise.resolve();
   }
 
   subscribe(listener: (change: SiteChange) => void): () => void {

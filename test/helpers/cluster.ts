@@ -45,6 +45,30 @@ async function waitHealthy(node: ServiceNode): Promise<void> {
   throw new Error(`node on ${node.url} did not start:\n${node.output.join('')}`);
 }
 
+/**
+ * Starts `src/server.ts` (as `npm start` runs it) on a free port with a DATA_DIR of its own and `env` on top
+ * of this process's; waits until it answers /healthz. `started` sees the node before that wait, so a node
+ * that fails to start is still disposed of.
+ */
+export async function spawnNode(
+  env: Record<string, string>,
+  started: (node: ServiceNode) => void = () => {},
+): Promise<ServiceNode> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-node-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    // One process per node unless a test asks for WORKERS (test/http/workers.test.ts).
+    env: { ...process.env, WORKERS: '1', ...env, PORT: String(port), DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const node: ServiceNode = { port, dataDir, child, output: [], url: `http://127.0.0.1:${port}` };
+  child.stdout?.on('data', (c) => node.output.push(String(c)));
+  child.stderr?.on('data', (c) => node.output.push(String(c)));
+  started(node);
+  await waitHealthy(node);
+  return node;
+}
+
 export async function startCluster(
   options: { relays?: boolean; env?: Record<string, string> } = {},
 ): Promise<Cluster> {
@@ -94,17 +118,7 @@ export async function startCluster(
     nodes,
     relays,
     async startNode(extra = {}) {
-      const port = await freePort();
-      const dataDir = await mkdtemp(join(tmpdir(), 'slipway-node-'));
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-        env: { ...process.env, ...env, ...extra, PORT: String(port), DATA_DIR: dataDir },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const node: ServiceNode = { port, dataDir, child, output: [], url: `http://127.0.0.1:${port}` };
-      child.stdout?.on('data', (c) => node.output.push(String(c)));
-      child.stderr?.on('data', (c) => node.output.push(String(c)));
-      nodes.push(node);
-      await waitHealthy(node);
+      const node = await spawnNode({ ...env, ...extra }, (started) => nodes.push(started));
       return node;
     },
     stopNode,

@@ -25,6 +25,8 @@ export interface OnDemandCertificates {
 
 export interface TlsFrontOptions {
   httpServer: HttpServer;
+  /** Session-ticket keys (48 bytes) shared by the node's workers, so a ticket resumes on any of them. */
+  ticketKeys?: Buffer;
   files: { cert: string; key: string } | undefined;
   onDemand: OnDemandCertificates | undefined;
   /** Called once per name (per process) served from the files (a custom domain's sslStatus). */
@@ -161,6 +163,7 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
       options.httpServer.emit('connection', socket);
     },
   );
+  if (options.ticketKeys) server.setTicketKeys(options.ticketKeys);
   server.on('tlsClientError', (err, socket) => {
     logger.debug({ err: err.message, remote: socket.remoteAddress }, 'TLS client error');
     socket.destroy();

@@ -4,7 +4,17 @@
 import { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import {
+  CompiledQuery,
+  type Driver,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+  sql,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../../config.js';
@@ -32,10 +42,75 @@ const CONNECTION_ERROR_LOG_INTERVAL_MS = 10_000;
 // counts, all well inside Number.MAX_SAFE_INTEGER. Checked by test/store/db-numbers.test.ts.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/**
+ * SQLite with transactions that take the write lock when they begin (`BEGIN IMMEDIATE`). Several worker
+ * processes write one file (WORKERS): a deferred transaction that read and then writes after another
+ * process committed fails at once with SQLITE_BUSY (its snapshot is stale; busy_timeout cannot help), where
+ * an immediate one waits its turn under busy_timeout. Reads outside transactions still never wait (WAL).
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
+}
+
+/** Prepared SQLite statements kept per database (distinct SQL texts: `in (?, ?, ...)` lists vary in length). */
+export const STATEMENT_CACHE_MAX = 256;
+
+/**
+ * better-sqlite3's database as Kysely uses it, with its prepared statements kept by SQL text (least recently
+ * used dropped past `max`): Kysely's SQLite driver prepares every query it runs, and preparing cost as much
+ * as running the query (issue 23: a site's first request runs four small queries, a publish a dozen).
+ * Kysely runs one query at a time per connection (its mutex), and a statement still iterating is never
+ * handed out again (`busy`), so a statement is never used by two queries at once.
+ */
+export class StatementCache implements SqliteDatabase {
+  private readonly statements = new Map<string, SQLite.Statement>();
+  /** Statements prepared so far (a cache hit prepares none). */
+  prepared = 0;
+
+  constructor(
+    private readonly database: SQLite.Database,
+    readonly max = STATEMENT_CACHE_MAX,
+  ) {}
+
+  prepare(text: string): SQLite.Statement {
+    const cached = this.statements.get(text);
+    if (cached !== undefined && !cached.busy) {
+      // Most recently used last (Map order), so eviction takes the first key.
+      this.statements.delete(text);
+      this.statements.set(text, cached);
+      return cached;
+    }
+    const statement = this.database.prepare(text);
+    this.prepared++;
+    if (cached === undefined) {
+      if (this.statements.size >= this.max) this.statements.delete(this.statements.keys().next().value!);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  get size(): number {
+    return this.statements.size;
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.database.close();
+  }
+}
+
 export class Db {
   private constructor(
     readonly kysely: Kysely<Database>,
     readonly dialect: 'sqlite' | 'postgres',
+    /** SQLite only: the prepared-statement cache (its size and prepare count, for tests). */
+    readonly statements?: StatementCache,
   ) {}
 
   static sqlite(file: string): Db {
@@ -53,7 +128,12 @@ export class Db {
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
-    return new Db(new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), 'sqlite');
+    const statements = new StatementCache(database);
+    return new Db(
+      new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: statements }) }),
+      'sqlite',
+      statements,
+    );
   }
 
   /**

@@ -10,6 +10,8 @@ import { closeConnection, openRedis } from '../redis.js';
 export interface RedisChangeBusOptions {
   /** Namespace shared by the nodes of one deployment (e.g. `slipway:`); the channel is `<prefix>changes`. */
   prefix: string;
+  /** This node's id (shared by its workers); default: random. */
+  nodeId?: string;
   logger?: Logger;
 }
 
@@ -33,7 +35,7 @@ export class RedisChangeBus implements ChangeBus {
 
   /** Connects both connections and subscribes; rejects (leaving nothing open) if Redis is unreachable. */
   static async create(url: string, options: RedisChangeBusOptions): Promise<RedisChangeBus> {
-    const nodeId = randomBytes(8).toString('hex');
+    const nodeId = options.nodeId ?? randomBytes(8).toString('hex');
     const connect = (role: 'pub' | 'sub') =>
       openRedis(url, {
         name: `slipway-changes-${role}-${nodeId}`,
@@ -74,16 +76,31 @@ export class RedisChangeBus implements ChangeBus {
     sub.on('ready', () => this.onSubscriberReady());
   }
 
-  publish(change: SiteChange): void {
-    if (this.closed) return;
-    const envelope: Envelope = { node: this.nodeId, change };
-    this.pub.publish(this.channel, JSON.stringify(envelope)).catch((err: unknown) => {
-      this.logger?.error({ err, change }, 'change bus: could not publish to other nodes');
-    });
+  publish(change: SiteChange): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const sent = this.send(change);
     // Local listeners run before publish returns, so this node never answers from a stale cache. All of
     // them run even if one throws; the first failure is then rethrown, as LocalChangeBus would.
     const errors = this.dispatch(change);
     if (errors.length > 0) throw errors[0];
+    return sent;
+  }
+
+  /**
+   * Sends `change` to the other nodes only (a node's workers share its id and apply it among themselves).
+   * Resolves when Redis has handed it to every subscriber's connection (PUBLISH answers then), so an API
+   * answer that awaits it leaves after the other nodes' copies: they apply it as they read their sockets.
+   * A Redis that is away is logged, not thrown: the write it follows has committed, and the other nodes
+   * drop every cache when their subscriber reconnects.
+   */
+  async send(change: SiteChange): Promise<void> {
+    if (this.closed) return;
+    const envelope: Envelope = { node: this.nodeId, change };
+    try {
+      await this.pub.publish(this.channel, JSON.stringify(envelope));
+    } catch (err) {
+      this.logger?.error({ err, change }, 'change bus: could not publish to other nodes');
+    }
   }
 
   subscribe(listener: Listener): () => void {
