@@ -3,6 +3,8 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { connect } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -97,19 +99,28 @@ export class Client {
     headers: Record<string, string | number> = {},
     body?: RequestBody,
   ): Promise<HttpResult> {
-    return new Promise((resolve, reject) => {
-      const req = request(url, { method, headers, agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-        res.on('error', reject);
+    const whole = body === undefined || typeof body === 'string' || Buffer.isBuffer(body);
+    const attempt = (mayRetry: boolean) =>
+      new Promise<HttpResult>((resolve, reject) => {
+        const req = request(url, { method, headers, agent: this.agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on('error', reject);
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // A kept-alive socket the server closed as the request went out (its timers run on time, ours
+          // late on a loaded machine): the server never read the request, so sending it again is safe
+          // (node:http's documented retry). Seen as "socket hang up" under load 7-14.
+          if (mayRetry && req.reusedSocket && err.code === 'ECONNRESET') attempt(false).then(resolve, reject);
+          else reject(err);
+        });
+        if (whole) req.end(body);
+        else pipeline(Readable.from(body as AsyncIterable<Uint8Array>), req).catch(reject);
       });
-      req.on('error', reject);
-      if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
-      else pipeline(Readable.from(body), req).catch(reject);
-    });
+    return attempt(whole);
   }
 
   async api(method: string, path: string, body?: unknown): Promise<JsonResult> {
@@ -210,4 +221,42 @@ export class Client {
   close(): void {
     this.agent.destroy();
   }
+}
+
+export interface FirstByte {
+  status: number;
+  /** TCP connect, in ms. */
+  connectMs: number;
+  /** From writing the request to the first byte of the response, in ms. */
+  firstByteMs: number;
+}
+
+/**
+ * `GET <path>` with `Host: <host>` over a fresh connection to `base` (no agent, no keep-alive): how long the
+ * connect took and how long the first response byte took after the request was written. The response is
+ * read to its end (or 10 s) so the server is idle when this resolves.
+ */
+export function timeToFirstByte(base: string, host: string, path = '/'): Promise<FirstByte> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let sent = 0;
+    let first = 0;
+    let head = '';
+    const socket = connect({ host: hostname, port: Number(port) }, () => {
+      sent = performance.now();
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    });
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer from ${host} within 10 s`)));
+    socket.on('data', (chunk: Buffer) => {
+      if (first === 0) first = performance.now();
+      if (head.length < 64) head += chunk.toString('latin1', 0, 64);
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      if (first === 0) reject(new Error(`${host} closed the connection without answering`));
+      else resolve({ status, connectMs: sent - t0, firstByteMs: first - sent });
+    });
+  });
 }

@@ -18,6 +18,8 @@ export interface LoadSpec {
   headers?: Record<string, string>;
   /** One Host header per request, rotating over the list (else the URL's authority or `headers.Host`). */
   hosts?: string[];
+  /** How each request picks from `hosts`: `rotate` (default: in order, round-robin) or `random` (uniform). */
+  pick?: 'rotate' | 'random';
   connections: number;
   durationS: number;
   /** Processes whose CPU use during the run is reported (the server under test). */
@@ -123,14 +125,15 @@ export class LoadGenerator {
   private async wrk(spec: LoadSpec, onSpawn: (pid: number) => void): Promise<Measured> {
     const args = ['-t1', `-c${spec.connections}`, `-d${spec.durationS}s`, '--latency', '--timeout', '5s'];
     for (const [name, value] of Object.entries(spec.headers ?? {})) args.push('-H', `${name}: ${value}`);
-    if (spec.hosts !== undefined) args.push('-s', await this.rotationScript(spec.hosts, new URL(spec.url)));
+    if (spec.hosts !== undefined)
+      args.push('-s', await this.rotationScript(spec.hosts, new URL(spec.url), spec.pick ?? 'rotate'));
     args.push(spec.url);
     const out = await capture(...this.command('wrk', args), onSpawn);
     return parseWrk(out);
   }
 
   /** A wrk script that prebuilds one request per host (no per-request string work in Lua). */
-  private async rotationScript(hosts: string[], url: URL): Promise<string> {
+  private async rotationScript(hosts: string[], url: URL, pick: 'rotate' | 'random'): Promise<string> {
     const path = join(this.tmpDir, `rotate-${++this.scriptCount}.lua`);
     const list = hosts.map((h) => `  ${JSON.stringify(h)},`).join('\n');
     await writeFile(
@@ -147,11 +150,16 @@ init = function(args)
     reqs[k] = wrk.format("GET", ${JSON.stringify(url.pathname + url.search)}, headers)
   end
   n = #reqs
+  math.randomseed(os.time())
 end
 request = function()
-  i = i + 1
+${
+  pick === 'random'
+    ? '  return reqs[math.random(n)]'
+    : `  i = i + 1
   if i > n then i = 1 end
-  return reqs[i]
+  return reqs[i]`
+}
 end
 `,
     );
@@ -170,7 +178,7 @@ autocannon({
   connections: spec.connections,
   duration: spec.durationS,
   headers: spec.headers || {},
-  requests: hosts ? [{ setupRequest: (r) => ({ ...r, headers: { ...r.headers, host: hosts[i++ % hosts.length] } }) }] : undefined,
+  requests: hosts ? [{ setupRequest: (r) => ({ ...r, headers: { ...r.headers, host: spec.pick === 'random' ? hosts[Math.floor(Math.random() * hosts.length)] : hosts[i++ % hosts.length] } }) }] : undefined,
 }, (err, res) => {
   if (err) { console.error(err); process.exit(1); }
   console.log(JSON.stringify({ rps: res.requests.average, p50Ms: res.latency.p50, p99Ms: res.latency.p99,

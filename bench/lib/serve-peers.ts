@@ -13,8 +13,10 @@ export interface Peer {
   name: string;
   /** `http://127.0.0.1:<port>` */
   url: string;
-  /** The process that serves (nginx: its one worker, not the master). */
+  /** The process that serves (nginx: its first worker, not the master). */
   servingPid: number;
+  /** Every process that serves (nginx: all its workers). */
+  servingPids?: number[];
   stop(): Promise<void>;
 }
 
@@ -64,15 +66,28 @@ async function waitAnswering(url: string, exited: Promise<void>, output: () => s
   throw new Error(`${url} did not answer within 15 s:\n${output()}`);
 }
 
-/** nginx with one worker serving `root`; everything it writes stays under `workDir`. */
-export async function startNginx(root: string, workDir: string): Promise<Peer> {
+/**
+ * nginx with `workers` worker processes serving `root`; everything it writes stays under `workDir`. With
+ * `notFoundPage`, its 404s send those bytes (`error_page`), so a 404 costs both servers the same body.
+ */
+export async function startNginx(
+  root: string,
+  workDir: string,
+  workers = 1,
+  notFoundPage?: Buffer,
+): Promise<Peer> {
   await mkdir(join(workDir, 'tmp'), { recursive: true });
+  const errors = join(workDir, 'errors');
+  if (notFoundPage) {
+    await mkdir(errors, { recursive: true });
+    await writeFile(join(errors, '404.html'), notFoundPage);
+  }
   const port = await freePort();
   const conf = join(workDir, 'nginx.conf');
   const tmp = join(workDir, 'tmp');
   await writeFile(
     conf,
-    `worker_processes 1;
+    `worker_processes ${workers};
 pid ${join(workDir, 'nginx.pid')};
 error_log ${join(workDir, 'error.log')} warn;
 events { worker_connections 4096; }
@@ -92,7 +107,13 @@ http {
   server {
     listen 127.0.0.1:${port};
     root ${root};
-    index index.html;
+    index index.html;${
+      notFoundPage
+        ? `
+    error_page 404 /__404.html;
+    location = /__404.html { internal; root ${errors}; try_files /404.html =404; }`
+        : ''
+    }
   }
 }
 `,
@@ -112,9 +133,9 @@ http {
     await sup.stop();
     throw err;
   }
-  const workers = childPids(child.pid ?? -1);
-  if (workers.length !== 1) throw new Error(`nginx has ${workers.length} workers, expected 1`);
-  return { name: 'nginx', url, servingPid: workers[0]!, stop: sup.stop };
+  const serving = childPids(child.pid ?? -1);
+  if (serving.length !== workers) throw new Error(`nginx has ${serving.length} workers, expected ${workers}`);
+  return { name: 'nginx', url, servingPid: serving[0]!, servingPids: serving, stop: sup.stop };
 }
 
 /** `sirv(root, { etag: true })` under node:http in its own Node process. */

@@ -8,6 +8,8 @@ import { type Client, type LocalFile, manifestOf, sha256 } from './client.js';
 
 export const PAGE_BYTES = 11 * 1024;
 export const BIG_BYTES = 200 * 1024;
+/** A mid-size asset (a script bundle): past the fast path's one-buffer copy, short of the large file. */
+export const MEDIUM_BYTES = 52 * 1024;
 export const SMALL_PAGE_BYTES = 1024;
 
 const WORDS =
@@ -40,10 +42,11 @@ const file = (path: string, bytes: Buffer, contentType: string): LocalFile => ({
   bytes,
 });
 
-/** The hot site's files: `index.html` (11 KB) and `big.bin` (200 KB of random bytes). */
+/** The hot site's files: `index.html` (11 KB), `medium.bin` (52 KB) and `big.bin` (200 KB), random bytes. */
 export function hotSiteFiles(): LocalFile[] {
   return [
     file('index.html', htmlPage('Slipway bench page', PAGE_BYTES), 'text/html; charset=utf-8'),
+    file('medium.bin', randomBytes(MEDIUM_BYTES), 'application/octet-stream'),
     file('big.bin', randomBytes(BIG_BYTES), 'application/octet-stream'),
   ];
 }
@@ -71,20 +74,23 @@ async function pool(count: number, parallel: number, work: (i: number) => Promis
 
 /** Publishes `count` one-page sites (a distinct ~1 KB index.html each); returns slugs in creation order. */
 export async function seedSites(
-  client: Client,
+  client: Client | ((i: number) => Client),
   count: number,
   parallel: number,
   onProgress?: (done: number) => void,
+  /** Number of the first site (pages differ by number, so blobs never dedup across calls). */
+  first = 0,
 ): Promise<string[]> {
+  const clientFor = typeof client === 'function' ? client : () => client;
   const slugs: string[] = new Array(count);
   let done = 0;
   await pool(count, parallel, async (i) => {
     const page = file(
       'index.html',
-      htmlPage(`Bench site ${i}`, SMALL_PAGE_BYTES),
+      htmlPage(`Bench site ${first + i}`, SMALL_PAGE_BYTES),
       'text/html; charset=utf-8',
     );
-    slugs[i] = await publishSite(client, [page], 1);
+    slugs[i] = await publishSite(clientFor(first + i), [page], 1);
     if (++done % 500 === 0) onProgress?.(done);
   });
   return slugs;
@@ -98,8 +104,8 @@ export async function warmHosts(client: Client, hosts: string[], parallel: numbe
   });
 }
 
-const PUBLISH_FILES = 1000;
-const PUBLISH_BYTES = 50 * 1024 * 1024;
+export const PUBLISH_FILES = 1000;
+export const PUBLISH_BYTES = 50 * 1024 * 1024;
 export const PUBLISH_PARALLEL = 16;
 
 /** 1000 random files of ~10..90 KB adding up to exactly 50 MB (as bench/publish.ts). */

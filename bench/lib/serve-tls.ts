@@ -11,22 +11,18 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from './client.js';
-import { LoadGenerator, type LoadResult } from './serve-load.js';
+import { envInt, int, interleavedRounds, median } from './report.js';
+import { LoadGenerator } from './serve-load.js';
 import { BIG_BYTES, hotSiteFiles, PAGE_BYTES, publishSite } from './serve-sites.js';
 import { childPids, ensureAptCommands, log, pinToCpu } from './serve-tools.js';
 import { freePort, preferredMode, REPO_ROOT, type RunMode, signIn, startService } from './service.js';
 
-const envInt = (name: string, fallback: number) => {
-  const v = process.env[name];
-  return v === undefined || v === '' ? fallback : Math.max(1, Number.parseInt(v, 10));
-};
 const ROUNDS = envInt('BENCH_ROUNDS', 5);
 const DURATION_S = envInt('BENCH_DURATION_S', 2);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 50);
 const PIN = cpus().length >= 2 && process.env.BENCH_PIN !== '0';
 const CLIENT_CPU = 0;
 const SERVER_CPU = 1;
-const NOISY_OTHER_CPU_PCT = 25;
 
 /** The issue's acceptance targets (ratios of req/s vs nginx over TLS). */
 const TARGETS: Record<ScenarioName, number> = { page: 0.9, big: 0.8, handshake: 0.5 };
@@ -257,14 +253,6 @@ createServer({ cert: readFileSync(${JSON.stringify(cert.cert)}), key: readFileSy
   };
 }
 
-const median = (xs: number[]): number => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-
 export async function runTlsBench(): Promise<void> {
   const missing = await ensureAptCommands([
     { command: 'wrk', pkg: 'wrk' },
@@ -337,25 +325,9 @@ export async function runTlsBench(): Promise<void> {
       `TLS set: ${targets.map((t) => t.name).join(', ')}; ${ROUNDS} rounds of ${DURATION_S} s, ${load.description}`,
     );
     for (const s of SCENARIOS) for (const t of targets) await load.run(spec(t, s, 1));
-    const results = new Map<string, LoadResult[]>();
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const s of SCENARIOS) {
-        const line: string[] = [];
-        for (const t of [...targets.slice(r % targets.length), ...targets.slice(0, r % targets.length)]) {
-          let res = await load.run(spec(t, s, DURATION_S));
-          if (res.otherCpuPct > NOISY_OTHER_CPU_PCT) {
-            const again = await load.run(spec(t, s, DURATION_S));
-            if (again.otherCpuPct < res.otherCpuPct) res = again;
-          }
-          const k = `${s.name}/${t.name}`;
-          results.set(k, [...(results.get(k) ?? []), res]);
-          line.push(
-            `${t.name} ${int(res.rps)}${res.errors + res.badStatus > 0 ? ` (${res.errors} errors, ${res.badStatus} bad)` : ''}`,
-          );
-        }
-        log(`round ${r + 1}/${ROUNDS} ${s.label}: ${line.join(', ')} req/s`);
-      }
-    }
+    const results = await interleavedRounds(load, targets, SCENARIOS, ROUNDS, (t, s) =>
+      spec(t, s, DURATION_S),
+    );
 
     // biome-ignore lint/suspicious/noExplicitAny: the JSON report is assembled row by row.
     const report: any = {

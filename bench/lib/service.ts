@@ -46,6 +46,8 @@ export interface Service {
 
 const QUIET_ENV = {
   LOG_LEVEL: 'warn',
+  // One process, as "one worker each" means; the WORKERS rows (serve-workers.ts) set it themselves.
+  WORKERS: '1',
   RATE_LIMIT_ANONYMOUS: '1000000',
   RATE_LIMIT_FREE: '1000000',
   RATE_LIMIT_HOBBY: '1000000',
