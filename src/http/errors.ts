@@ -77,10 +77,17 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 
 /**
  * Node's `clientError` (a head node:http could not parse, one over the header limit, a header timeout):
- * answered with the spec's body before any route or host is known, then the socket is closed, as node
- * and Fastify do by default. Replaces Fastify's own body, which lacks `code` and `status`.
+ * answered with the spec's body before any route or host is known, then the connection is closed.
+ *
+ * Closed by a lingering close, as nginx does: the answer is sent with a FIN and what the client is still
+ * sending is read and dropped until it closes, for at most LINGER_MS. Destroying the socket at once (node's
+ * and Fastify's default) closes it with unread bytes in the kernel's buffer, which sends a reset; a client
+ * still writing a 2 MB head then sees ECONNRESET instead of the 431, more often over TLS.
+ * Replaces Fastify's own body, which lacks `code` and `status`.
  */
 export function clientErrorResponse(err: NodeJS.ErrnoException, socket: Socket): void {
+  // The errored parser answers every later chunk with the same error: the first call already answered.
+  if (lingering.has(socket)) return;
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, message] =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -89,14 +96,23 @@ export function clientErrorResponse(err: NodeJS.ErrnoException, socket: Socket):
         ? [431, 'The request head is larger than the server accepts.']
         : [400, 'The request is not valid HTTP/1.1.'];
   const body = JSON.stringify({ error: message, code: 'INVALID_REQUEST', status });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+  if (!socket.writable) {
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  lingering.add(socket);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }
+
+/** How long a refused connection is read and drained after its answer before it is destroyed. */
+const LINGER_MS = 2000;
+const lingering = new WeakSet<Socket>();
 
 /** Every route registered on an app, as registered (HEAD twins included), for tests and docs. */
 const routeLists = new WeakMap<FastifyInstance, Array<{ method: string; url: string }>>();

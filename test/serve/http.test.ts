@@ -307,11 +307,15 @@ for (const fastPath of ['true', 'false']) {
 
     test("a head beyond any browser's jar is still refused with 431 and the error body", async () => {
       const { slug } = await seedSite(t.ctx, { files: { 'index.html': 'x' } });
-      const res = await siteRequest(t, slug, '/', {
-        headers: { cookie: `a=${'v'.repeat(2 * 1024 * 1024)}` },
-      });
-      assert.equal(res.status, 431);
-      assert.equal(JSON.parse(res.text).status, 431);
+      // Repeated: the client is still sending when the answer comes, and closing at once reset about one
+      // connection in five over TLS (the client saw ECONNRESET, not the 431).
+      for (let i = 0; i < 20; i++) {
+        const res = await siteRequest(t, slug, '/', {
+          headers: { cookie: `a=${'v'.repeat(2 * 1024 * 1024)}` },
+        });
+        assert.equal(res.status, 431);
+        assert.equal(JSON.parse(res.text).status, 431);
+      }
     });
   });
 }
