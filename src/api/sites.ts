@@ -277,6 +277,7 @@ export const updateSite = operation({
     response: { 200: PublishReply, ...ERRORS },
   },
   config: {
+    deployToken: true,
     api: {
       examples: (c) => ({
         request: { ...manifest, baseVersionId: previousVersionId },
@@ -298,6 +299,7 @@ export const finalizeSite = operation({
     response: { 200: FinalizeReply, ...ERRORS },
   },
   config: {
+    deployToken: true,
     api: {
       examples: (c) => ({
         request: { versionId },
