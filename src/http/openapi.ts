@@ -56,6 +56,7 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
         { name: 'handle', description: 'Your <handle> site address (Hobby)' },
         { name: 'domains', description: 'Custom domains, verified by DNS' },
         { name: 'links', description: 'Sites mounted on your handle or domains' },
+        { name: 'webhooks', description: 'Signed deploy webhooks: endpoints, deliveries, redelivery' },
         { name: 'ops', description: 'Health, readiness, metrics, TLS front end' },
       ],
       components: {
