@@ -37,6 +37,7 @@ import {
   findWebhookDelivery,
   findWebhookEndpoint,
   insertWebhookEndpoint,
+  lockAccountForWebhooks,
   noteExpiryWarning,
   pruneWebhookDeliveries,
   queueWebhookDeliveries,
@@ -225,11 +226,7 @@ export async function createWebhook(
   };
   await deps.db.transaction(async (trx) => {
     // The account row's lock serialises two creates, so the count below holds.
-    await trx
-      .updateTable('accounts')
-      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-      .where('id', '=', account.id)
-      .execute();
+    await lockAccountForWebhooks(trx, account.id);
     const count = await countWebhookEndpoints(trx, account.id);
     if (count >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw invalid(

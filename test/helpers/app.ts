@@ -233,7 +233,7 @@ export interface TestAppOptions {
   /** Webhook deliveries: the test receiver's CA, addresses let through the filter, sender timings. */
   webhooks?: ComposeOptions['webhooks'];
   /** restart(): the stopped app's DATA_DIR, port and backing stores. */
-  reuse?: { dataDir: string; port: number; backend: Backend };
+  reuse?: { dataDir: string; port: number; backend: Backend; clock: MovableClock };
 }
 
 export async function startTestApp(
@@ -262,7 +262,7 @@ export async function startTestApp(
     DATA_DIR: dataDir,
     PORT: String(port),
   });
-  const clock = new MovableClock();
+  const clock = options.reuse?.clock ?? new MovableClock();
   const logs: string[] = [];
   const devMail: string[] = [];
   const logStream = new Writable({
@@ -348,7 +348,10 @@ export async function startTestApp(
       // The stopped app closed its database handle: the new one opens its own on the same database.
       const url = backend.env.DATABASE_URL;
       const db = url === undefined ? {} : { db: Db.postgres(url) };
-      return startTestApp(env, { ...options, reuse: { dataDir, port, backend: { ...backend, ...db } } });
+      return startTestApp(env, {
+        ...options,
+        reuse: { dataDir, port, backend: { ...backend, ...db }, clock },
+      });
     },
   };
 }

@@ -12,6 +12,15 @@ export async function insertWebhookEndpoint(db: Executor, row: WebhookEndpointRo
   await db.insertInto('webhook_endpoints').values(row).execute();
 }
 
+/** Takes the account row's lock for the transaction (a no-op write), serialising two creates' counts. */
+export async function lockAccountForWebhooks(trx: Executor, accountId: string): Promise<void> {
+  await trx
+    .updateTable('accounts')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', accountId)
+    .execute();
+}
+
 export async function countWebhookEndpoints(db: Executor, accountId: string): Promise<number> {
   const row = await db
     .selectFrom('webhook_endpoints')
