@@ -23,6 +23,7 @@ import type {
   WebhookDeliveryList,
   WebhookList,
 } from '../api/webhooks.js';
+import { LogThrottle } from '../shared/log-throttle.js';
 import type { Db, Executor } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
@@ -634,8 +635,14 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
       inFlight.add(running);
     }
   };
+  // A database or Redis outage fails every poll: one line per minute says so.
+  const pollErrors = new LogThrottle(60_000);
   const poll = () => {
-    polling = polling.then(pollOnce).catch((err) => deps.logger.error({ err }, 'webhook poll failed'));
+    polling = polling
+      .then(pollOnce)
+      .catch((err) =>
+        pollErrors.run((suppressed) => deps.logger.error({ err, suppressed }, 'webhook poll failed')),
+      );
     return polling;
   };
   void poll();
