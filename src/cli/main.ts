@@ -15,6 +15,7 @@ import { registerLinks } from './commands/links.js';
 import { registerPublish } from './commands/publish.js';
 import { registerSites } from './commands/sites.js';
 import { registerVars } from './commands/vars.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import { EXIT, Output, reportFailure, restoreTerminal, UserError } from './output.js';
 import { action } from './session.js';
 
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerHandle(program);
   registerLinks(program);
   registerBilling(program);
+  registerWebhooks(program);
 
   program
     .command('mcp')
