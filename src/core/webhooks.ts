@@ -82,6 +82,8 @@ export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3_600_000;
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** Attempts under way at once on the sending node. */
 export const WEBHOOK_CONCURRENCY = 8;
+/** Attempts under way at once to one endpoint (a hanging receiver cannot take every slot). */
+export const WEBHOOK_PER_ENDPOINT = 2;
 /** How often the sender looks for due deliveries. */
 export const WEBHOOK_POLL_MS = 1_000;
 /** The first retry waits this long; each next one twice as long, up to WEBHOOK_BACKOFF_MAX_MS. */
@@ -619,19 +621,32 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
   const { options } = deps;
   const lockMs = options.timeoutMs + 30_000;
 
+  /** Attempts under way per endpoint: a slow one may hold at most WEBHOOK_PER_ENDPOINT of the slots. */
+  const perEndpoint = new Map<string, number>();
   const pollOnce = async () => {
     if (stopped) return;
     if (!(await deps.lease.tryAcquire(LEASE_NAME, Math.max(3 * options.pollMs, 3_000)))) return;
-    const free = options.concurrency - inFlight.size;
+    let free = options.concurrency - inFlight.size;
     if (free <= 0) return;
     const now = deps.clock.now();
-    for (const d of await dueWebhookDeliveries(deps.db.kysely, now, free)) {
-      if (stopped) return;
+    // Endpoints at their share are left out of the look-up, so their backlog cannot hide the others.
+    const full = [...perEndpoint].filter(([, n]) => n >= WEBHOOK_PER_ENDPOINT).map(([id]) => id);
+    for (const d of await dueWebhookDeliveries(deps.db.kysely, now, free, full)) {
+      if (stopped || free <= 0) return;
+      const busy = perEndpoint.get(d.endpoint_id) ?? 0;
+      if (busy >= WEBHOOK_PER_ENDPOINT) continue;
       const lockedUntil = now + lockMs;
       if (!(await claimWebhookDelivery(deps.db.kysely, d.id, d.next_attempt_at, lockedUntil))) continue;
+      free--;
+      perEndpoint.set(d.endpoint_id, busy + 1);
       const running = sendOne(deps, d, lockedUntil, stopping.signal)
         .catch((err) => deps.logger.error({ err, delivery: d.id }, 'webhook delivery failed'))
-        .finally(() => inFlight.delete(running));
+        .finally(() => {
+          inFlight.delete(running);
+          const left = (perEndpoint.get(d.endpoint_id) ?? 1) - 1;
+          if (left > 0) perEndpoint.set(d.endpoint_id, left);
+          else perEndpoint.delete(d.endpoint_id);
+        });
       inFlight.add(running);
     }
   };

@@ -130,9 +130,14 @@ export interface DueDelivery {
   secret_sealed: string;
 }
 
-/** Pending deliveries whose attempt is due, oldest due first. */
-export async function dueWebhookDeliveries(db: Executor, now: number, limit: number): Promise<DueDelivery[]> {
-  const rows = await db
+/** Pending deliveries whose attempt is due, oldest due first, but none to the endpoints in `busy`. */
+export async function dueWebhookDeliveries(
+  db: Executor,
+  now: number,
+  limit: number,
+  busy: string[] = [],
+): Promise<DueDelivery[]> {
+  let query = db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
     .select([
@@ -147,10 +152,9 @@ export async function dueWebhookDeliveries(db: Executor, now: number, limit: num
       'e.secret_sealed',
     ])
     .where('d.status', '=', 'pending')
-    .where('d.next_attempt_at', '<=', now)
-    .orderBy('d.next_attempt_at')
-    .limit(limit)
-    .execute();
+    .where('d.next_attempt_at', '<=', now);
+  if (busy.length > 0) query = query.where('d.endpoint_id', 'not in', busy);
+  const rows = await query.orderBy('d.next_attempt_at').limit(limit).execute();
   return rows as DueDelivery[];
 }
 
