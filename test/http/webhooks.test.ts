@@ -16,6 +16,8 @@ import { assertPublished, publish, sha256, update } from '../helpers/publish.js'
 import { makeCertificate } from '../helpers/upstream.js';
 
 const RECEIVER = 'hooks.receiver.test';
+/** CNAME_TARGET of the app (custom domains point here). */
+const TARGET = 'edge.slipway.test';
 const NAMES = [RECEIVER, 'loop.receiver.test', 'private.receiver.test', 'metadata.receiver.test'];
 
 interface Received {
@@ -127,10 +129,11 @@ describe('webhooks', { timeout: 120_000 }, () => {
       'loop.receiver.test': { A: ['127.0.0.1'] },
       'private.receiver.test': { A: ['10.0.0.1'] },
       'metadata.receiver.test': { A: ['169.254.169.254'] },
+      [TARGET]: { A: ['203.0.113.10'] },
     });
     rx = await startReceiver();
     t = await startTestApp(
-      { DNS_SERVERS: dns.server },
+      { DNS_SERVERS: dns.server, CNAME_TARGET: TARGET },
       { webhooks: { ca: rx.ca, allowAddresses: ['127.0.0.2'], sender: SENDER } },
     );
     sender = t.service.startWebhooks();
@@ -431,6 +434,46 @@ describe('webhooks', { timeout: 120_000 }, () => {
     assert.deepEqual(JSON.parse(only.body).data, { slug: mine.slug });
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(receivedAt('/one').length, 1, 'nothing of the other sites');
+    await t.api(`/api/v1/webhooks/${all.body.id}`, { method: 'DELETE', key });
+    await t.api(`/api/v1/webhooks/${one.body.id}`, { method: 'DELETE', key });
+  });
+
+  test('domain.verified and domain.certificate_active (once), to endpoints for every site only', async () => {
+    const all = await create({
+      url: hookUrl('/domains'),
+      events: ['domain.verified', 'domain.certificate_active'],
+    });
+    assert.equal(all.status, 201, all.text);
+    const s = await site();
+    const one = await create({ url: hookUrl('/domains-one'), events: ['domain.verified'], slug: s.slug });
+    assert.equal(one.status, 201, one.text);
+    const domain = 'www.hooks-customer.example';
+    const added = await t.api('/api/v1/domains', { method: 'POST', key, body: { domain } });
+    assert.equal(added.status, 201, added.text);
+    dns.records[`_service.${domain}`] = { TXT: [added.body.dns.records[1].value] };
+    dns.records[domain] = { CNAME: TARGET };
+    const verified = await t.api(`/api/v1/domains/${domain}/verify`, { method: 'POST', key });
+    assert.equal(verified.body.verified, true, verified.text);
+    const link = await t.api('/api/v1/links', { method: 'POST', key, body: { slug: s.slug, domain } });
+    assert.equal(link.status, 201, link.text);
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await fetch(`${t.url}/internal/tls-ask?domain=${domain}`)).status, 200);
+    }
+    const got = await waitFor('two domain events', () => {
+      const r = receivedAt('/domains');
+      return r.length >= 2 ? r.map((g) => JSON.parse(g.body)) : undefined;
+    });
+    assert.deepEqual(
+      got.map((e) => [e.type, e.data]),
+      [
+        ['domain.verified', { domain }],
+        ['domain.certificate_active', { domain }],
+      ],
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(receivedAt('/domains').length, 2, 'the certificate event once');
+    assert.equal(receivedAt('/domains-one').length, 0, 'a site endpoint hears no domain event');
+    await t.api(`/api/v1/domains/${domain}`, { method: 'DELETE', key });
     await t.api(`/api/v1/webhooks/${all.body.id}`, { method: 'DELETE', key });
     await t.api(`/api/v1/webhooks/${one.body.id}`, { method: 'DELETE', key });
   });
