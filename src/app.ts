@@ -30,6 +30,7 @@ import type { SignInDeps } from './core/signin.js';
 import type { TlsAskDeps } from './core/tls-ask.js';
 import type { UploadDeps } from './core/upload.js';
 import type { VariableDeps } from './core/variables.js';
+import type { WebhookDeps } from './core/webhooks.js';
 import { accountRoutes } from './http/account.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
@@ -61,6 +62,7 @@ import { siteRoutes } from './http/sites.js';
 import { tokenRoutes } from './http/tokens.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
+import { webhookRoutes } from './http/webhooks.js';
 import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
 import type { SiteServer } from './serve/site-server.js';
@@ -178,6 +180,8 @@ export interface AppServices {
   /** Handle, custom domains, links, the TLS front end's question. */
   hosts: HandleDeps & DomainDeps & LinkDeps & TlsAskDeps;
   billing: BillingDeps;
+  /** Webhook endpoints and their delivery log. */
+  webhooks: WebhookDeps;
   /** How slowly request bodies may arrive. */
   bodyPace: BodyPace;
   /** ACME HTTP-01 challenges answered on the plain port (only with on-demand certificates). */
@@ -298,6 +302,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   await app.register(linkRoutes(services.hosts));
   await app.register(proxyRoutes(services.proxy));
   await app.register(tokenRoutes(services.publish));
+  await app.register(webhookRoutes(services.webhooks));
 
   if (config.serveFastPath) {
     const fastPath = installSiteFastPath(app.server, {

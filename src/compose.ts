@@ -12,6 +12,16 @@ import { secretScanCheck } from './core/scan/site-scan.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
 import { type SweepDeps, startSweeper } from './core/sweeper.js';
 import { UPLOADS_PER_CLIENT } from './core/upload.js';
+import {
+  startWebhookSender,
+  sweepWebhooks,
+  WEBHOOK_SENDER_DEFAULTS,
+  type WebhookEvents,
+  type WebhookSender,
+  type WebhookSenderDeps,
+  type WebhookSenderOptions,
+  webhookEvents,
+} from './core/webhooks.js';
 import { createMetrics } from './http/metrics.js';
 import { createSiteServer, type SiteServerDeps } from './serve/site-server.js';
 import { CertificateFileError } from './serve/tls/certificates.js';
@@ -99,6 +109,12 @@ export interface ComposeOptions {
   /** How long a handshake waits for a certificate being ordered (default HANDSHAKE_WAIT_MS). */
   tlsHandshakeWaitMs?: number;
   /**
+   * Webhook deliveries in tests: a CA for the test receiver, addresses the filter lets through although
+   * they are not public (a loopback receiver; there is deliberately no configuration variable for this),
+   * and shorter timeouts, backoff and polling.
+   */
+  webhooks?: { ca?: string; allowAddresses?: string[]; sender?: Partial<WebhookSenderOptions> };
+  /**
    * This process is one of the node's WORKERS (src/workers/primary.ts forked it): the rate counters,
    * leases and the change fan-out live in the primary, which has migrated the database already.
    */
@@ -109,6 +125,8 @@ export interface ComposeOptions {
 export interface Services extends AppServices {
   site: SiteServerDeps;
   sweep: SweepDeps;
+  /** The webhook sender's dependencies (it runs on the node holding the `webhooks` lease). */
+  webhookSender: WebhookSenderDeps;
 }
 
 /** A built service: its stores, the core services, the HTTP app (not yet listening) and its background work. */
@@ -118,6 +136,8 @@ export interface Service {
   app: App;
   /** Starts the sweeper (expiry, stale versions, domains, blob GC) every SWEEP_INTERVAL_S. */
   startSweeper(): { stop(): Promise<void> };
+  /** Starts the webhook sender (deliveries go out from the node holding its lease). */
+  startWebhooks(): WebhookSender;
   /** The TLS listener (TLS_PORT), not yet listening; undefined without TLS_PORT. */
   tls: TlsFront | undefined;
   /** Certificates on demand (ACME_DIRECTORY_URL); undefined without. */
@@ -131,8 +151,9 @@ export interface Service {
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
   const stores = await openStores(config, options);
   try {
-    const certificates = certificateIssuer(stores, options);
-    const services = coreServices(stores, options, certificates);
+    const events = webhookEvents(stores);
+    const certificates = certificateIssuer(stores, options, events);
+    const services = coreServices(stores, options, certificates, events);
     const node = stores.node;
     const metrics = createMetrics(node && (() => node.channel.request<string>({ op: 'metrics' })));
     node?.channel.onCollect(() => metrics.registry.getMetricsAsJSON());
@@ -152,7 +173,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
               ...(stores.ticketKeys ? { ticketKeys: stores.ticketKeys } : {}),
               files: config.tls.files,
               onDemand: certificates,
-              servedFromFiles: (name) => markServedFromFiles(stores, name),
+              servedFromFiles: (name) => markServedFromFiles({ ...stores, events }, name),
               // A host, a site (its `<slug>.` host) or an account's plan changed, or a certificate was
               // stored: what is cached for it is looked up again (whether it may have one, and which).
               subscribeDropped: (drop) =>
@@ -178,6 +199,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
       tls,
       certificates,
       startSweeper: () => startSweeper(services.sweep, config.sweepIntervalMs),
+      startWebhooks: () => startWebhookSender(services.webhookSender),
       listening: () => stores.node?.channel.ready(),
       async close() {
         // Stop taking TLS connections first; the ones handed over close with the app.
@@ -195,7 +217,11 @@ export async function composeService(config: Config, options: ComposeOptions = {
 
 /** Every core dependency object, built once from the stores: the API's routes and the dashboard share them. */
 /** Certificates on demand when ACME_DIRECTORY_URL is set (with TLS_PORT). */
-function certificateIssuer(stores: Stores, options: ComposeOptions): CertificateIssuer | undefined {
+function certificateIssuer(
+  stores: Stores,
+  options: ComposeOptions,
+  events: WebhookEvents,
+): CertificateIssuer | undefined {
   const acme = stores.config.tls?.acme;
   if (acme === undefined) return undefined;
   return new CertificateIssuer({
@@ -206,6 +232,7 @@ function certificateIssuer(stores: Stores, options: ComposeOptions): Certificate
     lease: stores.lease,
     logger: stores.logger,
     sealKey: stores.keys.tlsKeys,
+    events,
     directoryUrl: acme.directoryUrl,
     ...(options.tlsHandshakeWaitMs ? { handshakeWaitMs: options.tlsHandshakeWaitMs } : {}),
     ca: createAcmeCa({
@@ -219,8 +246,10 @@ function coreServices(
   stores: Stores,
   options: ComposeOptions,
   certificates: CertificateIssuer | undefined,
+  events: WebhookEvents,
 ): Services {
   const { config, db, clock, changes, keys, logger, blobs, rate } = stores;
+  const allowAddresses = new Set(options.webhooks?.allowAddresses ?? []);
   const bodyPace = options.bodyPace ?? BODY_PACE;
   const publish = {
     db,
@@ -230,6 +259,7 @@ function coreServices(
     uploadKey: keys.uploadToken,
     changes,
     finalizeChecks: [secretScanCheck({ db, blobs, clock, config })],
+    events,
   };
   const secrets = { db, clock, variablesKey: keys.variables };
   return {
@@ -253,7 +283,19 @@ function coreServices(
     uploads: { ...publish, uploadsPerClient: options.uploadsPerClient ?? UPLOADS_PER_CLIENT },
     secrets,
     proxy: { ...secrets, config, rate, resolve: stores.resolveHost, ca: options.proxyCa },
-    hosts: { db, clock, config, changes, dns: stores.dns },
+    hosts: { db, clock, config, changes, dns: stores.dns, events },
+    webhooks: { db, clock, config, webhookKey: keys.webhooks, allowAddresses },
+    webhookSender: {
+      db,
+      clock,
+      logger,
+      lease: stores.lease,
+      webhookKey: keys.webhooks,
+      resolve: stores.resolveHost,
+      options: { ...WEBHOOK_SENDER_DEFAULTS, ...options.webhooks?.sender },
+      allowAddresses,
+      ...(options.webhooks?.ca ? { ca: options.webhooks.ca } : {}),
+    },
     billing: {
       db,
       clock,
@@ -277,6 +319,7 @@ function coreServices(
       anonymousGraceMs: config.anonymousGraceMs,
       lease: stores.lease,
       ...(certificates ? { renewCertificates: () => certificates.renewDue() } : {}),
+      sweepWebhooks: () => sweepWebhooks({ db, clock, config }),
     },
   };
 }

@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     worker ? 'worker ready' : 'slipway ready',
   );
   const sweeper = service.startSweeper();
+  const webhooks = service.startWebhooks();
   service.listening();
 
   let stopping = false;
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       // stdout gone (the parent closed the pipe): shut down all the same.
     }
     await sweeper.stop();
+    await webhooks.stop();
     await service.close();
     process.exit(0);
   };

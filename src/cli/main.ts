@@ -17,6 +17,7 @@ import { registerPublish } from './commands/publish.js';
 import { registerSites } from './commands/sites.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerVars } from './commands/vars.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import { EXIT, Output, reportFailure, restoreTerminal, UserError } from './output.js';
 import { action } from './session.js';
 
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerLinks(program);
   registerTokens(program);
   registerBilling(program);
+  registerWebhooks(program);
 
   program
     .command('mcp')

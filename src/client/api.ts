@@ -36,6 +36,14 @@ import type {
 } from '../api/tokens.js';
 import type { UploadResult } from '../api/uploads.js';
 import type { Removed, Stored, VariableList, VariablesBody } from '../api/variables.js';
+import type {
+  WebhookBody,
+  WebhookCreated,
+  WebhookDeleted,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookList,
+} from '../api/webhooks.js';
 
 /** An upload body that is a file on disk: sent with one reused buffer, so memory does not grow with size. */
 export interface FileBody {
@@ -291,6 +299,26 @@ export class ApiClient {
   }
   deleteLink(id: string) {
     return this.call<LinkDeleted>('DELETE', `/api/v1/links/${enc(id)}`);
+  }
+
+  // ---- webhooks ----------------------------------------------------------------------------
+  createWebhook(body: WebhookBody) {
+    return this.call<WebhookCreated>('POST', '/api/v1/webhooks', body);
+  }
+  listWebhooks() {
+    return this.call<WebhookList>('GET', '/api/v1/webhooks');
+  }
+  deleteWebhook(id: string) {
+    return this.call<WebhookDeleted>('DELETE', `/api/v1/webhooks/${enc(id)}`);
+  }
+  listWebhookDeliveries(id: string) {
+    return this.call<WebhookDeliveryList>('GET', `/api/v1/webhooks/${enc(id)}/deliveries`);
+  }
+  redeliverWebhook(id: string, deliveryId: string) {
+    return this.call<WebhookDelivery>(
+      'POST',
+      `/api/v1/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/redeliver`,
+    );
   }
 
   // ---- billing -----------------------------------------------------------------------------

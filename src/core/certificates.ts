@@ -26,6 +26,7 @@ import {
 } from '../store/db/tables/tls-certificate.js';
 import type { Lease } from '../store/lease/types.js';
 import { type HostConfig, isLiveHost, normalizeHostname, parseHost, resolveHost } from './hosts.js';
+import type { WebhookEvents } from './webhooks.js';
 
 /** Renewal starts this long before a certificate ends (Let's Encrypt's certificates last 90 days). */
 export const RENEW_BEFORE_MS = 30 * 24 * 3_600_000;
@@ -61,6 +62,20 @@ export interface CertificateDeps {
   directoryUrl: string;
   /** Replaces HANDSHAKE_WAIT_MS (tests). */
   handshakeWaitMs?: number;
+  /** Reports `domain.certificate_active` (webhooks). */
+  events?: WebhookEvents;
+}
+
+/** Marks a domain's certificate served; the first time, its owner's webhooks hear of it. */
+async function certified(
+  deps: { db: Db; clock: Clock; events?: WebhookEvents | undefined },
+  name: string,
+  now: number,
+): Promise<void> {
+  const account = await markDomainCertified(deps.db.kysely, name, now);
+  if (account !== undefined) {
+    await deps.events?.emit(account, { type: 'domain.certificate_active', data: { domain: name } });
+  }
 }
 
 /** What a handshake for a name no file covers is answered with. */
@@ -74,11 +89,11 @@ export type HandshakeAnswer =
  * `active` (the files cover it). Errors are logged, never thrown (it runs beside a handshake).
  */
 export function markServedFromFiles(
-  deps: { db: Db; clock: Clock; config: HostConfig; logger: Logger },
+  deps: { db: Db; clock: Clock; config: HostConfig; logger: Logger; events?: WebhookEvents },
   name: string,
 ): void {
   if (parseHost(name, deps.config.siteHost)?.kind !== 'domain') return;
-  markDomainCertified(deps.db.kysely, name, deps.clock.now()).catch((err: unknown) =>
+  certified(deps, name, deps.clock.now()).catch((err: unknown) =>
     deps.logger.warn({ err, name }, 'marking a domain served from the certificate files failed'),
   );
 }
@@ -137,7 +152,7 @@ export class CertificateIssuer {
     if (row.not_after <= this.deps.clock.now()) return null;
     const keyPem = unseal(this.deps.sealKey, name, row.key_sealed);
     if (parseHost(name, this.deps.config.siteHost)?.kind === 'domain') {
-      await markDomainCertified(this.deps.db.kysely, name, this.deps.clock.now());
+      await certified(this.deps, name, this.deps.clock.now());
     }
     return { kind: 'certificate', certPem: row.cert_pem, keyPem, notAfter: row.not_after };
   }
@@ -181,7 +196,7 @@ export class CertificateIssuer {
         issued_at: now,
       });
       if (parseHost(name, this.deps.config.siteHost)?.kind === 'domain') {
-        await markDomainCertified(db.kysely, name, now);
+        await certified(this.deps, name, now);
       }
       // Every node drops what it cached for the name (an old certificate after renewal).
       await this.deps.changes.publish({ kind: 'host', host: name });

@@ -36,6 +36,7 @@ import type { DnsLookups } from '../store/dns/resolve.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { normalizeHostname } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
+import type { WebhookEvents } from './webhooks.js';
 
 export const TXT_PREFIX = '_service.';
 export const TXT_VALUE_PREFIX = 'service-verify=';
@@ -48,6 +49,8 @@ export interface DomainDeps {
   config: { siteHost: string; baseHost: string; cnameTarget: string; planOverrides: PlanOverrides };
   dns: DnsLookups;
   changes: ChangeBus;
+  /** Reports `domain.verified` (webhooks). */
+  events?: WebhookEvents;
 }
 
 /**
@@ -288,6 +291,7 @@ export async function verifyDomain(
   if (holder) await releaseDomain(deps, holder);
   if (!(await claimDomain(deps, account, row))) return lost(deps, account, row);
   await deps.changes.publish({ kind: 'host', host: row.domain });
+  await deps.events?.emit(account.id, { type: 'domain.verified', data: { domain: row.domain } });
   return {
     domain: row.domain,
     status: 'active' as const,

@@ -276,8 +276,8 @@ async function resolveTarget(deps: ProxyDeps, hostname: string): Promise<LookupA
   return addresses;
 }
 
-/** A lookup that answers only the addresses already checked: the connection cannot be rebound. */
-function pinnedLookup(addresses: LookupAddress[]) {
+/** A lookup that answers only the addresses already checked: the connection cannot be rebound (also webhooks). */
+export function pinnedLookup(addresses: LookupAddress[]) {
   return (
     _hostname: string,
     options: { all?: boolean } | number | undefined,

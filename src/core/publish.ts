@@ -48,6 +48,7 @@ import { type PlanLimits, planLimits } from './plans.js';
 import { newId, randomHex, sha256Hex } from './secrets.js';
 import { generateSlug } from './slug.js';
 import { UPLOAD_URL_TTL_S, uploadUrl } from './upload-token.js';
+import type { WebhookEvents } from './webhooks.js';
 
 export const ANONYMOUS_TTL_MS = 24 * 3_600_000;
 /** A drawn slug that is taken (a site, a retired slug or a handle) is drawn again, this many times at most. */
@@ -65,6 +66,8 @@ export interface PublishDeps {
    * scan plugs in here). Throwing an ApiError refuses the finalize and leaves the site as it was.
    */
   finalizeChecks?: FinalizeCheck[];
+  /** Reports site events to the owner's webhooks (never throws, never waits on a receiver). */
+  events?: WebhookEvents;
 }
 
 export type FinalizeCheck = (input: {
@@ -395,7 +398,28 @@ export async function finalizeSite(
       : undefined;
     await checkStorage(deps, account, pending.total_size, current?.total_size ?? 0);
   }
-  for (const check of deps.finalizeChecks ?? []) await check({ slug, versionId, files });
+  try {
+    for (const check of deps.finalizeChecks ?? []) await check({ slug, versionId, files });
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'SECRET_DETECTED') {
+      // The rule and the place of each finding, never the value (the refusal itself carries no value either).
+      const detected = (err.extra?.detectedSecrets ?? []) as Array<{
+        path: string;
+        type: string;
+        line: number;
+      }>;
+      await deps.events?.emit(site.owner_id, {
+        type: 'site.publish_refused',
+        slug,
+        data: {
+          slug,
+          versionId,
+          detectedSecrets: detected.map((d) => ({ path: d.path, type: d.type, line: d.line })),
+        },
+      });
+    }
+    throw err;
+  }
   const warnings = await serveConfigWarnings(deps.blobs, files);
 
   await deps.db.transaction(async (trx) => {
@@ -412,6 +436,18 @@ export async function finalizeSite(
       throw invalid(`versionId ${versionId} is no longer pending.`);
   });
   await deps.changes.publish({ kind: 'site', slug });
+  await deps.events?.emit(site.owner_id, {
+    type: 'site.published',
+    slug,
+    data: {
+      slug,
+      versionId,
+      // merge: previews (helper A's FinalizeOptions: `live` and the version's `previewUrl` go here).
+      live: true,
+      siteUrl: siteUrlOf(deps.config, slug),
+      previewUrl: null,
+    },
+  });
   return result(warnings);
 }
 

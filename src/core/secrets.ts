@@ -26,6 +26,8 @@ export interface ServerKeys {
   testCheckout: Buffer;
   /** AES-256-GCM key of the private keys of certificates and the ACME account (core/certificates.ts). */
   tlsKeys: Buffer;
+  /** AES-256-GCM key of webhook endpoints' signing secrets (core/webhooks.ts). */
+  webhooks: Buffer;
 }
 
 /** Reads `DATA_DIR/secrets.key` or creates it (32 random bytes, base64, mode 0600). */
@@ -62,6 +64,7 @@ export function deriveKeys(master: Buffer): ServerKeys {
     csrf: derive('csrf'),
     testCheckout: derive('test-checkout'),
     tlsKeys: derive('tls-keys'),
+    webhooks: derive('webhooks'),
   };
 }
 

@@ -172,6 +172,7 @@ export async function deleteSite(deps: PublishDeps, account: AccountRow, slug: s
   const now = deps.clock.now();
   await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
   await deps.changes.publish({ kind: 'site', slug });
+  await deps.events?.emit(account.id, { type: 'site.deleted', slug, data: { slug } });
 }
 
 /** POST .../duplicate: a new active site sharing the source's current files (no bytes copied). */
@@ -289,6 +290,11 @@ export async function claimSite(
   );
   if (!claimed) throw invalid('This site has already been claimed');
   await deps.changes.publish({ kind: 'site', slug });
+  await deps.events?.emit(account.id, {
+    type: 'site.claimed',
+    slug,
+    data: { slug, siteUrl: siteUrlOf(deps.config, slug) },
+  });
   return {
     slug,
     siteUrl: siteUrlOf(deps.config, slug),

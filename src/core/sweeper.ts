@@ -43,6 +43,8 @@ export interface SweepDeps {
   lease: Lease;
   /** Renews certificates obtained on demand that end within 30 days, retries failed ones (core/certificates.ts). */
   renewCertificates?: () => Promise<{ renewed: number; failed: number }>;
+  /** Queues `site.expiring` webhook events and prunes the delivery log (core/webhooks.ts sweepWebhooks). */
+  sweepWebhooks?: () => Promise<{ expiring: number; pruned: number }>;
 }
 
 export interface SweepReport {
@@ -53,6 +55,8 @@ export interface SweepReport {
   blobsDeleted: number;
   /** Certificates renewed or first issued after a failure (with on-demand certificates). */
   certificatesRenewed: number;
+  /** `site.expiring` webhook events queued (each site and expiry time once). */
+  expiryWarnings: number;
 }
 
 export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
@@ -63,6 +67,7 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     domainsExpired: 0,
     blobsDeleted: 0,
     certificatesRenewed: 0,
+    expiryWarnings: 0,
   };
 
   for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
@@ -108,12 +113,21 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     }
   }
 
+  if (deps.sweepWebhooks !== undefined) {
+    try {
+      report.expiryWarnings = (await deps.sweepWebhooks()).expiring;
+    } catch (err) {
+      deps.logger.error({ err }, 'webhook sweep failed');
+    }
+  }
+
   if (
     report.sitesDeleted +
       report.versionsAbandoned +
       report.domainsExpired +
       report.blobsDeleted +
-      report.certificatesRenewed >
+      report.certificatesRenewed +
+      report.expiryWarnings >
     0
   )
     deps.logger.info(report, 'swept');

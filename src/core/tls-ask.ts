@@ -5,8 +5,9 @@
 
 import { markTlsRequested } from '../store/db/tables/domain.js';
 import { type HostDeps, isLiveHost, normalizeHostname, parseHost, resolveHost } from './hosts.js';
+import type { WebhookEvents } from './webhooks.js';
 
-export type TlsAskDeps = HostDeps;
+export type TlsAskDeps = HostDeps & { events?: WebhookEvents };
 
 export async function tlsAllowed(deps: TlsAskDeps, input: string): Promise<boolean> {
   const normalized = normalizeHostname(input);
@@ -15,7 +16,10 @@ export async function tlsAllowed(deps: TlsAskDeps, input: string): Promise<boole
   if (!isLiveHost(await resolveHost(deps, host))) return false;
   // sslStatus moves from provisioning to active: the front end is getting its certificate now.
   if (parseHost(host, deps.config.siteHost)?.kind === 'domain') {
-    await markTlsRequested(deps.db.kysely, host, deps.clock.now());
+    const account = await markTlsRequested(deps.db.kysely, host, deps.clock.now());
+    if (account !== undefined) {
+      await deps.events?.emit(account, { type: 'domain.certificate_active', data: { domain: host } });
+    }
   }
   return true;
 }

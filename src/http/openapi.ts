@@ -57,6 +57,7 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
         { name: 'domains', description: 'Custom domains, verified by DNS' },
         { name: 'links', description: 'Sites mounted on your handle or domains' },
         { name: 'tokens', description: 'Deploy tokens: publish one site from CI, nothing else' },
+        { name: 'webhooks', description: 'Signed deploy webhooks: endpoints, deliveries, redelivery' },
         { name: 'ops', description: 'Health, readiness, metrics, TLS front end' },
       ],
       components: {

@@ -108,6 +108,11 @@ export interface TestApp {
   /** fetch against the API; `path` starts with `/`. */
   api(path: string, init?: ApiInit): Promise<ApiResponse>;
   close(): Promise<void>;
+  /**
+   * Stops this app (as a shutdown would) and starts a new one on the same database, blobs, DATA_DIR and
+   * port; this TestApp is spent, the new one is closed instead.
+   */
+  restart(): Promise<TestApp>;
 }
 
 export interface ApiInit {
@@ -225,15 +230,19 @@ export interface TestAppOptions {
   tlsWatchIntervalMs?: number;
   /** How long a handshake waits for a certificate being ordered. */
   tlsHandshakeWaitMs?: number;
+  /** Webhook deliveries: the test receiver's CA, addresses let through the filter, sender timings. */
+  webhooks?: ComposeOptions['webhooks'];
+  /** restart(): the stopped app's DATA_DIR, port and backing stores. */
+  reuse?: { dataDir: string; port: number; backend: Backend; clock: MovableClock };
 }
 
 export async function startTestApp(
   env: Record<string, string> = {},
   options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'slipway-test-'));
-  const port = await freePort();
-  const backend = await backendFor();
+  const dataDir = options.reuse?.dataDir ?? (await mkdtemp(join(tmpdir(), 'slipway-test-')));
+  const port = options.reuse?.port ?? (await freePort());
+  const backend = options.reuse?.backend ?? (await backendFor());
   if (TEST_TRANSPORT === 'tls' && env.TLS_PORT === undefined) {
     const { cert } = transportCertificate();
     writeFileSync(join(dataDir, 'transport-cert.pem'), cert.chainPem);
@@ -253,7 +262,7 @@ export async function startTestApp(
     DATA_DIR: dataDir,
     PORT: String(port),
   });
-  const clock = new MovableClock();
+  const clock = options.reuse?.clock ?? new MovableClock();
   const logs: string[] = [];
   const devMail: string[] = [];
   const logStream = new Writable({
@@ -275,6 +284,7 @@ export async function startTestApp(
       ...(options.acmeChallengePriority ? { acmeChallengePriority: options.acmeChallengePriority } : {}),
       ...(options.tlsWatchIntervalMs ? { tlsWatchIntervalMs: options.tlsWatchIntervalMs } : {}),
       ...(options.tlsHandshakeWaitMs ? { tlsHandshakeWaitMs: options.tlsHandshakeWaitMs } : {}),
+      ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     });
     await service.app.listen({ port, host: '127.0.0.1' });
     if (service.tls !== undefined) {
@@ -331,6 +341,17 @@ export async function startTestApp(
       await service.close();
       await backend.dispose();
       await rm(dataDir, { recursive: true, force: true });
+    },
+    async restart() {
+      transportTlsPorts.delete(port);
+      await service.close();
+      // The stopped app closed its database handle: the new one opens its own on the same database.
+      const url = backend.env.DATABASE_URL;
+      const db = url === undefined ? {} : { db: Db.postgres(url) };
+      return startTestApp(env, {
+        ...options,
+        reuse: { dataDir, port, backend: { ...backend, ...db }, clock },
+      });
     },
   };
 }

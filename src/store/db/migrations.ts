@@ -377,6 +377,65 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  /**
+   * Issue 24 (signed deploy webhooks): an account's endpoints (the signing secret sealed with a sub-key of
+   * SECRETS_KEY), the queue of deliveries (one row per event and endpoint; the sender of one node polls the
+   * due ones), and the expiry warnings already queued (one per site and expiry time).
+   */
+  '013_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('site_slug', 'text')
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('events', 'text', (c) => c.notNull())
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('secret_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('webhook_endpoints_account_idx')
+        .on('webhook_endpoints')
+        .columns(['account_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('endpoint_id', 'text', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('give_up_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_status_code', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('delivered_at', 'bigint')
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // The sender's look-up: pending rows by due time.
+      await db.schema
+        .createIndex('webhook_deliveries_due_idx')
+        .on('webhook_deliveries')
+        .columns(['status', 'next_attempt_at'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint_idx')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createTable('webhook_expiry_notices')
+        .addColumn('site_slug', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('webhook_expiry_notices_pk', ['site_slug', 'expires_at'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -230,6 +230,52 @@ export interface DeployTokenTable {
   last_used_at: number | null;
 }
 
+/** A webhook endpoint of an account (CONTRACT "Webhooks"); its secret is sealed, never stored in clear. */
+export interface WebhookEndpointTable {
+  /** `whk_...` */
+  id: string;
+  account_id: string;
+  /** One site's events only; null = every site of the account (and its domains). */
+  site_slug: string | null;
+  url: string;
+  /** JSON array of event names. */
+  events: string;
+  /** Which server key sealed the secret (a fingerprint of the key). */
+  key_id: string;
+  /** The `whsec_...` secret, AES-256-GCM sealed with the `webhooks` sub-key of SECRETS_KEY. */
+  secret_sealed: string;
+  created_at: number;
+}
+
+/** One event for one endpoint: the queue the sender works through, and the delivery log the owner reads. */
+export interface WebhookDeliveryTable {
+  /** `msg_...`: the `webhook-id` header, the same on every attempt (the receiver's idempotency key). */
+  id: string;
+  endpoint_id: string;
+  event: string;
+  /** The JSON body as sent: {type, timestamp, data}. */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: Generated<number>;
+  /** When the next attempt is due (pending); while one is under way, when it may be taken over. */
+  next_attempt_at: number | null;
+  /** No attempt starts after this (24 h after it was queued or redelivered): the delivery then fails. */
+  give_up_at: number;
+  last_status_code: number | null;
+  /** Why the last attempt failed, in a few words (never the receiver's body). */
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+  updated_at: number;
+}
+
+/** A `site.expiring` already queued for this site and expiry time (never twice). */
+export interface WebhookExpiryNoticeTable {
+  site_slug: string;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   login_codes: LoginCodeTable;
@@ -249,6 +295,9 @@ export interface Database {
   tls_certificates: TlsCertificateTable;
   acme_challenges: AcmeChallengeTable;
   acme_accounts: AcmeAccountTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_expiry_notices: WebhookExpiryNoticeTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

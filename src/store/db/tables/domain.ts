@@ -104,15 +104,24 @@ export async function deleteStalePendingDomains(db: Executor, cutoff: number): P
   return Number(res.numDeletedRows);
 }
 
-/** Records the first certificate request of the TLS front end for an active domain. */
-export async function markTlsRequested(db: Executor, domain: string, now: number): Promise<void> {
-  await db
+/**
+ * Records the first certificate request of the TLS front end for an active domain. Returns the account
+ * whose domain it is when this call made the change (its sslStatus became `active` now), else undefined.
+ */
+export async function markTlsRequested(
+  db: Executor,
+  domain: string,
+  now: number,
+): Promise<string | undefined> {
+  const row = await db
     .updateTable('domains')
     .set({ tls_requested_at: now })
     .where('domain', '=', domain)
     .where('status', '=', 'active')
     .where('tls_requested_at', 'is', null)
-    .execute();
+    .returning('account_id')
+    .executeTakeFirst();
+  return row?.account_id;
 }
 
 export async function deleteDomainRow(db: Executor, accountId: string, domain: string): Promise<void> {

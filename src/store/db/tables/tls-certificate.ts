@@ -126,20 +126,27 @@ export async function insertAcmeAccountKey(
 }
 
 /** The domain's certificate is served: sslStatus `active`, no error. */
-export async function markDomainCertified(db: Executor, domain: string, now: number): Promise<void> {
+export async function markDomainCertified(
+  db: Executor,
+  domain: string,
+  now: number,
+): Promise<string | undefined> {
   await db
     .updateTable('domains')
     .set({ tls_error: null })
     .where('domain', '=', domain)
     .where('status', '=', 'active')
     .execute();
-  await db
+  // The account whose domain's sslStatus became `active` by this call (undefined when it was already).
+  const row = await db
     .updateTable('domains')
     .set({ tls_requested_at: now })
     .where('domain', '=', domain)
     .where('status', '=', 'active')
     .where('tls_requested_at', 'is', null)
-    .execute();
+    .returning('account_id')
+    .executeTakeFirst();
+  return row?.account_id;
 }
 
 export async function recordDomainTlsError(db: Executor, domain: string, error: string): Promise<void> {
