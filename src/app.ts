@@ -59,6 +59,7 @@ import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, type RateLimitDeps, registerRateLimit } from './http/rate-limit.js';
 import { registerRequestBodies } from './http/request-body.js';
 import { siteRoutes } from './http/sites.js';
+import { tokenRoutes } from './http/tokens.js';
 import { uploadRoutes } from './http/uploads.js';
 import { variableRoutes } from './http/variables.js';
 import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
@@ -298,6 +299,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   await app.register(domainRoutes(services.hosts));
   await app.register(linkRoutes(services.hosts));
   await app.register(proxyRoutes(services.proxy));
+  await app.register(tokenRoutes(services.publish));
 
   if (config.serveFastPath) {
     const fastPath = installSiteFastPath(app.server, {

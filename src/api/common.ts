@@ -64,7 +64,14 @@ export interface Operation {
   method: HTTPMethods;
   url: string;
   schema: FastifySchema & { tags: string[]; summary: string; security?: typeof SECURITY };
-  config: { api: OperationDocs };
+  config: {
+    api: OperationDocs;
+    /**
+     * A deploy token (`svc_site_...`) may call this route (issue 24), on its own site only when the path has
+     * `:slug`. Every route without it answers a token 403 FORBIDDEN (src/http/rate-limit.ts).
+     */
+    deployToken?: true;
+  };
 }
 
 /**

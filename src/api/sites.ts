@@ -302,6 +302,7 @@ export const updateSite = operation({
     response: { 200: PublishReply, ...ERRORS },
   },
   config: {
+    deployToken: true,
     api: {
       examples: (c) => ({
         request: { ...manifest, baseVersionId: previousVersionId },
@@ -324,6 +325,7 @@ export const finalizeSite = operation({
     response: { 200: FinalizeReply, ...ERRORS },
   },
   config: {
+    deployToken: true,
     api: {
       examples: (c) => ({
         request: { versionId },

@@ -33,6 +33,7 @@ export const uploadFile = operation({
     response: { 200: UploadResult, '4xx': ErrorBody, '5xx': ErrorBody },
   },
   config: {
+    deployToken: true,
     api: {
       // Streamed to storage as it arrives, with the media type of its upload entry.
       rawBody: {

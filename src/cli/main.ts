@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `slipway`: the command-line client of a Slipway service, a thin shell over src/client (DESIGN 18).
 // Every command takes --server (else SLIPWAY_URL, else http://localhost:8080) and --json; the key
-// comes from SLIPWAY_API_KEY or the credentials file `slipway login` writes. docs/cli.md has the rest.
+// comes from SLIPWAY_API_KEY or the credentials file `slipway login` writes, else a deploy token from
+// SLIPWAY_TOKEN (it may publish its own site only). docs/cli.md has the rest.
 
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
@@ -14,6 +15,7 @@ import { registerHosts } from './commands/hosts.js';
 import { registerLinks } from './commands/links.js';
 import { registerPublish } from './commands/publish.js';
 import { registerSites } from './commands/sites.js';
+import { registerTokens } from './commands/tokens.js';
 import { registerVars } from './commands/vars.js';
 import { EXIT, Output, reportFailure, restoreTerminal, UserError } from './output.js';
 import { action } from './session.js';
@@ -49,6 +51,7 @@ export function buildProgram(): Command {
   registerDomains(program);
   registerHandle(program);
   registerLinks(program);
+  registerTokens(program);
   registerBilling(program);
 
   program

@@ -1,5 +1,6 @@
 // `slipway mcp`: a Model Context Protocol server over stdio (the official SDK) exposing Slipway's
-// operations as tools for AI agents. Same client and credentials as the CLI (src/client/api.ts); a
+// operations as tools for AI agents. Same client and credentials as the CLI (src/client/api.ts; a deploy
+// token from SLIPWAY_TOKEN where no key is, which lets update_site publish its own site only); a
 // publish goes through the same workflow as `slipway publish` (src/client/publish.ts).
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -173,7 +174,7 @@ export function createMcpServer(client: ApiClient): McpServer {
     {
       title: 'Update a site',
       description:
-        'Publish a new version of an existing site you own (unchanged files are skipped by hash). Give the full set of files.',
+        'Publish a new version of an existing site you own (unchanged files are skipped by hash). Give the full set of files. With a deploy token (SLIPWAY_TOKEN) this is the one tool that works, for the token\u2019s own site.',
       inputSchema: {
         slug: z.string(),
         ...filesInput,

@@ -1,5 +1,6 @@
 // What every command starts from: the server (--server, SLIPWAY_URL, default http://localhost:8080), the
-// key (SLIPWAY_API_KEY, else the credentials file), an API client and the output mode; and the wrapper
+// key (SLIPWAY_API_KEY, else the credentials file, else a deploy token from SLIPWAY_TOKEN: CONTRACT "CLI"),
+// an API client and the output mode; and the wrapper
 // that turns a command's failure into the right output and exit code.
 
 import type { Command } from 'commander';
@@ -14,8 +15,10 @@ export interface Session {
   out: Output;
   /** The server's base URL, without a trailing slash. */
   server: string;
-  /** A client with the key if there is one, else anonymous. */
+  /** A client with the key (or deploy token) if there is one, else anonymous. */
   client: ApiClient;
+  /** The client's credential is a deploy token (SLIPWAY_TOKEN): it may publish its own site only. */
+  deployToken: boolean;
   /** A client with the key; a UserError (exit 1) when there is none. */
   authed(): Promise<ApiClient>;
 }
@@ -39,12 +42,17 @@ export async function sessionOf(command: Command): Promise<Session> {
     });
   }
   const envKey = process.env.SLIPWAY_API_KEY;
-  const apiKey = envKey && envKey !== '' ? envKey : (await readSavedKey(server))?.apiKey;
+  const savedOrEnvKey = envKey && envKey !== '' ? envKey : (await readSavedKey(server))?.apiKey;
+  // A deploy token is used only where no key is (a CI job has the token and nothing else).
+  const envToken = process.env.SLIPWAY_TOKEN;
+  const deployToken = !savedOrEnvKey && envToken !== undefined && envToken !== '';
+  const apiKey = deployToken ? envToken : savedOrEnvKey;
   const client = new ApiClient({ server, ...(apiKey ? { apiKey } : {}) });
   return {
     out,
     server,
     client,
+    deployToken,
     async authed() {
       if (client.apiKey) return client;
       const others = await otherServers(server);
@@ -53,7 +61,7 @@ export async function sessionOf(command: Command): Promise<Session> {
         hint:
           others.length > 0
             ? `You are logged in to ${others.join(', ')}; run \`slipway login --server ${server}\` (or set SLIPWAY_API_KEY).`
-            : 'Run `slipway login` (or set SLIPWAY_API_KEY).',
+            : 'Run `slipway login` (or set SLIPWAY_API_KEY; in CI, SLIPWAY_TOKEN with a deploy token).',
       });
     },
   };

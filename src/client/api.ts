@@ -29,6 +29,12 @@ import type {
   Version,
   Viewer,
 } from '../api/sites.js';
+import type {
+  CreatedDeployToken,
+  CreateTokenBody,
+  DeployTokenList,
+  RevokedDeployToken,
+} from '../api/tokens.js';
 import type { UploadResult } from '../api/uploads.js';
 import type { Removed, Stored, VariableList, VariablesBody } from '../api/variables.js';
 
@@ -49,7 +55,7 @@ const FILE_CHUNK_BYTES = 256 * 1024;
 export interface ClientOptions {
   /** The service's base URL (`--server`, SLIPWAY_URL; default http://localhost:8080). */
   server: string;
-  /** `svc_live_...`; without it calls are anonymous. */
+  /** `svc_live_...` (an API key) or `svc_site_...` (a deploy token of one site); without it calls are anonymous. */
   apiKey?: string;
   /** Per-request timeout for JSON calls (uploads have none: they stream). */
   timeoutMs?: number;
@@ -256,6 +262,17 @@ export class ApiClient {
   }
   deleteProxyHost(slug: string, hostname: string) {
     return this.call<Removed>('DELETE', `/api/v1/publish/${enc(slug)}/proxy-hosts/${enc(hostname)}`);
+  }
+
+  // ---- deploy tokens -------------------------------------------------------------------------
+  createToken(slug: string, body: CreateTokenBody) {
+    return this.call<CreatedDeployToken>('POST', `/api/v1/publish/${enc(slug)}/tokens`, body);
+  }
+  listTokens(slug: string) {
+    return this.call<DeployTokenList>('GET', `/api/v1/publish/${enc(slug)}/tokens`);
+  }
+  revokeToken(slug: string, id: string) {
+    return this.call<RevokedDeployToken>('DELETE', `/api/v1/publish/${enc(slug)}/tokens/${enc(id)}`);
   }
 
   // ---- handle, domains, links --------------------------------------------------------------

@@ -57,10 +57,17 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
         { name: 'handle', description: 'Your <handle> site address (Hobby)' },
         { name: 'domains', description: 'Custom domains, verified by DNS' },
         { name: 'links', description: 'Sites mounted on your handle or domains' },
+        { name: 'tokens', description: 'Deploy tokens: publish one site from CI, nothing else' },
         { name: 'ops', description: 'Health, readiness, metrics, TLS front end' },
       ],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_live_ API key' } },
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'svc_live_ API key, or a svc_site_ deploy token where an operation allows it',
+          },
+        },
       },
     },
     transform({ schema, url, route }) {

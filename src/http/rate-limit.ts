@@ -1,6 +1,9 @@
 // Rate limiting of /api/ requests (spec "Rate limits", CONTRACT "Rate limits"). Also resolves the
 // caller's account from the API key once per request: the limit is the account's when the key is
 // valid, else the client IP's anonymous limit, checked before any handler answers 401.
+// A deploy token (`svc_site_...`, core/tokens.ts) resolves to its site owner's account, so its calls count
+// in the owner's window; the scope rule below then lets it reach only routes marked `deployToken: true`,
+// of its own site, and answers every other route 403 FORBIDDEN (a new route is closed to tokens by default).
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
@@ -8,6 +11,7 @@ import { limitKey } from '../core/client-address.js';
 import { ApiError, unauthorized } from '../core/errors.js';
 import { checkRateLimit, type RateDecision } from '../core/rate-limit.js';
 import { accountForAuthorization } from '../core/signin.js';
+import { type DeployTokenCaller, deployTokenCaller, isDeployTokenAuthorization } from '../core/tokens.js';
 import type { Clock } from '../shared/clock.js';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
@@ -19,6 +23,8 @@ declare module 'fastify' {
     /** The caller's account when a valid API key was sent (resolved by the rate-limit hook). */
     account: AccountRow | null;
     rate: RateDecision | null;
+    /** The deploy token the request authenticated with (then `account` is its site's owner). */
+    deployToken: DeployTokenCaller | null;
   }
 }
 
@@ -81,8 +87,11 @@ export interface RateLimitDeps {
 export function registerRateLimit(app: FastifyInstance, deps: RateLimitDeps): void {
   app.decorateRequest('account', null);
   app.decorateRequest('rate', null);
+  app.decorateRequest('deployToken', null);
 
   app.addHook('onRequest', (req, reply) => limitRequest(deps, req, reply));
+  // Counted first (a refused token call still spends the owner's window), then scoped.
+  app.addHook('onRequest', (req) => checkDeployTokenScope(deps, req));
 
   // An operation that needs a key (its schema's `security`) answers 401 to a caller without one before its
   // body is validated: who is asking comes first, and a client without a key learns that, not a field.
@@ -116,8 +125,15 @@ export async function limitRequest(
 ): Promise<void> {
   const path = routedPath(req);
   if (!path.startsWith('/api/') || isRateExempt(req.method, path) || hasOwnWindow(req.method, path)) return;
-  const account =
-    (await accountForAuthorization(deps.db, req.headers.authorization, deps.clock.now())) ?? null;
+  const header = req.headers.authorization;
+  let account: AccountRow | null;
+  if (isDeployTokenAuthorization(header)) {
+    const caller = await deployTokenCaller(deps.db, header, deps.clock.now());
+    account = caller?.account ?? null;
+    req.deployToken = caller?.token ?? null;
+  } else {
+    account = (await accountForAuthorization(deps.db, header, deps.clock.now())) ?? null;
+  }
   req.account = account;
   const limit = account ? deps.limits[account.plan] : deps.limits.anonymous;
   const subject = account ? `acct:${account.id}` : `ip:${limitKey(req.clientAddress)}`;
@@ -146,5 +162,49 @@ export async function limitRequest(
 /** The caller's account, or 401 UNAUTHORIZED. */
 export function requireAccount(req: FastifyRequest): AccountRow {
   if (!req.account) throw unauthorized();
+  // The scope rule already refused a token here; kept so a handler reached some other way stays closed.
+  if (req.deployToken && !deployTokenMayCall(req, req.deployToken)) throw tokenForbidden(req.deployToken);
   return req.account;
+}
+
+/** The route's `config.deployToken` (src/api/common.ts Operation). */
+const markedForTokens = (req: FastifyRequest): boolean =>
+  (req.routeOptions.config as { deployToken?: unknown } | undefined)?.deployToken === true;
+
+/** A route whose path names a site (`:slug`): a token may only call it for its own site. */
+const namesSite = (req: FastifyRequest): boolean => /(^|\/):slug(\/|$)/.test(req.routeOptions.url ?? '');
+
+/**
+ * The scope rule of deploy tokens: a route marked `deployToken: true` and, when its path has `:slug`, that
+ * slug is the token's site. A marked route without `:slug` (the upload addresses) authorizes by its own
+ * signed address, which a token neither needs nor widens.
+ */
+export function deployTokenMayCall(req: FastifyRequest, token: DeployTokenCaller): boolean {
+  if (!markedForTokens(req)) return false;
+  if (!namesSite(req)) return true;
+  return (req.params as { slug?: unknown } | undefined)?.slug === token.slug;
+}
+
+const tokenForbidden = (token: DeployTokenCaller) =>
+  new ApiError(
+    'FORBIDDEN',
+    `A deploy token may only publish its own site ("${token.slug}"); this request needs the owner's API key.`,
+    { hint: 'Deploy tokens are for CI publishes; use the owner key (SLIPWAY_API_KEY) for anything else.' },
+  );
+
+/**
+ * Refuses a request that carries a valid deploy token with 403 FORBIDDEN unless the route lets tokens in
+ * (deployTokenMayCall). An unknown, revoked or expired token is no caller at all: the route answers it as
+ * it answers an unknown key (401 where a key is needed). An unmatched URL keeps its 404.
+ */
+export async function checkDeployTokenScope(deps: RateLimitDeps, req: FastifyRequest): Promise<void> {
+  const header = req.headers.authorization;
+  if (!isDeployTokenAuthorization(header) || req.routeOptions.url === undefined) return;
+  if (markedForTokens(req) && !namesSite(req)) return;
+  let token = req.deployToken;
+  // Routes the limiter does not count (pages, operations, the proxy) resolved no caller: look it up here.
+  if (token === null && req.rate === null) {
+    token = (await deployTokenCaller(deps.db, header, deps.clock.now()))?.token ?? null;
+  }
+  if (token !== null && !deployTokenMayCall(req, token)) throw tokenForbidden(token);
 }

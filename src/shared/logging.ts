@@ -24,9 +24,10 @@ const SECRET_RULES = [
   new RegExp(`((?:${QUERY}|${AND}|;)(?:${SECRET_PARAMS.join('|')})${EQUALS})${VALUE}`, 'gi'),
   // The test provider's checkout link (it pays for the account): the segment after its path.
   new RegExp(`(${SLASH}billing${SLASH}test-checkout${SLASH})[A-Za-z0-9_-]+`, 'gi'),
-  // Token shapes, wherever they stand: claim tokens, API keys, portal tokens (`<account>.<expiry>.<MAC>`).
+  // Token shapes, wherever they stand: claim tokens, API keys, deploy tokens, portal tokens (`<account>.<expiry>.<MAC>`).
   new RegExp(`(clm${UNDERSCORE})[0-9a-f]+`, 'gi'),
   new RegExp(`(svc${UNDERSCORE}live${UNDERSCORE})[0-9a-f]+`, 'gi'),
+  new RegExp(`(svc${UNDERSCORE}site${UNDERSCORE})[0-9a-f]+`, 'gi'),
   new RegExp(`(acct${UNDERSCORE}[A-Za-z0-9_-]+${DOT}\\d+${DOT})[A-Za-z0-9_-]+`, 'gi'),
 ];
 

@@ -81,6 +81,9 @@ describe('secret tokens never reach a logged URL', () => {
     const anon = await publish(t, { 'index.html': 'anon' });
     const claimToken: string = anon.create.body.claimToken;
     const claimPath = `/claim?slug=${anon.slug}&token=${claimToken}`;
+    const deployToken: string = (
+      await t.api(`/api/v1/publish/${upload.slug}/tokens`, { method: 'POST', key, body: { name: 'ci' } })
+    ).body.token;
 
     const e = encodeURIComponent;
     const lower = (s: string) => s.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
@@ -91,6 +94,8 @@ describe('secret tokens never reach a logged URL', () => {
       uploadPath,
       `/dashboard?key=${key}`,
       `/dashboard/${key}`,
+      `/dashboard?t=${deployToken}`,
+      `/api/v1/publish/${deployToken}`,
     ];
     for (const path of paths) {
       for (const url of [
@@ -115,6 +120,7 @@ describe('secret tokens never reach a logged URL', () => {
       'checkout token': checkoutToken,
       'portal token MAC': portalToken.split('.').pop()!,
       'upload token': uploadToken,
+      'deploy token': deployToken.slice(9),
     });
   });
 });

@@ -249,6 +249,75 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.deepEqual((await t.api('/api/v1/links', { key })).body.links, []);
   });
 
+  test("the site page's deploy tokens: create shows the token once, the list never; revoke stops it; CSRF applies", async () => {
+    const b = new Browser(t);
+    const key = await signIn(t, 'web-tokens@example.com');
+    const site = await publish(t, { 'index.html': '<p>tokens</p>' }, { key });
+    await signInWithBrowser(t, b, 'web-tokens@example.com');
+    const page = await b.request(`/dashboard/sites/${site.slug}`);
+    assert.match(page.text, /<h2>Deploy tokens<\/h2>/);
+    assert.match(page.text, /No deploy tokens\./);
+    assert.match(page.text, /<option value="90" selected>In 90 days<\/option>/);
+    // Without the form's CSRF token nothing is created.
+    const forged = await b.request('/dashboard/sites/tokens', {
+      method: 'POST',
+      form: { slug: site.slug, name: 'forged', days: '90' },
+    });
+    assert.equal(forged.status, 403);
+    assert.deepEqual((await t.api(`/api/v1/publish/${site.slug}/tokens`, { key })).body.tokens, []);
+
+    const created = await b.request('/dashboard/sites/tokens', {
+      method: 'POST',
+      form: { slug: site.slug, name: 'Web CI', days: '30', _csrf: csrfOf(page.text) },
+    });
+    assert.equal(created.status, 200, created.text);
+    assert.equal(created.headers.get('cache-control'), 'no-store');
+    const token = /<code id="deploy-token">(svc_site_[0-9a-f]{32})<\/code>/.exec(created.text)?.[1];
+    assert.ok(token, 'the token is on the page once');
+    assert.match(created.text, /shown once/);
+    const listed = (await t.api(`/api/v1/publish/${site.slug}/tokens`, { key })).body.tokens;
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].name, 'Web CI');
+    assert.equal(Date.parse(listed[0].expiresAt) - Date.parse(listed[0].createdAt), 30 * 86_400_000);
+    // It works for its site, and the site page lists it without the secret.
+    const body = { files: [{ path: 'index.html', size: 3, contentType: 'text/html' }] };
+    assert.equal(
+      (await t.api(`/api/v1/publish/${site.slug}`, { method: 'PUT', key: token, body })).status,
+      200,
+    );
+    const after = await b.request(`/dashboard/sites/${site.slug}`);
+    assert.match(after.text, /<td data-label="Name">Web CI<\/td>/);
+    assert.ok(!after.text.includes(token.slice(9)), 'the site page never shows the secret');
+    // A bad name or lifetime comes back as a notice; nothing is created.
+    const bad = await b.request('/dashboard/sites/tokens', {
+      method: 'POST',
+      form: { slug: site.slug, name: '<b>', days: '9999', _csrf: csrfOf(after.text) },
+    });
+    assert.equal(bad.status, 303);
+    assert.match(decodeURIComponent(bad.headers.get('location') ?? ''), /INVALID_REQUEST/);
+    // Revoke.
+    const revoked = await b.request('/dashboard/sites/tokens/revoke', {
+      method: 'POST',
+      form: { slug: site.slug, id: listed[0].id, _csrf: csrfOf(after.text) },
+    });
+    assert.equal(revoked.status, 303);
+    assert.equal(
+      (await t.api(`/api/v1/publish/${site.slug}`, { method: 'PUT', key: token, body })).status,
+      401,
+    );
+    // Another account's session cannot create tokens for the site.
+    const other = new Browser(t);
+    await signInWithBrowser(t, other, 'web-tokens-other@example.com');
+    const dash = await other.request('/dashboard');
+    const stolen = await other.request('/dashboard/sites/tokens', {
+      method: 'POST',
+      form: { slug: site.slug, name: 'mine', days: '90', _csrf: csrfOf(dash.text) },
+    });
+    assert.equal(stolen.status, 303);
+    assert.match(decodeURIComponent(stolen.headers.get('location') ?? ''), /NOT_FOUND/);
+    assert.deepEqual((await t.api(`/api/v1/publish/${site.slug}/tokens`, { key })).body.tokens, []);
+  });
+
   test("the site page's expiry choice: keep leaves it, a duration sets it, never clears it; the link form offers the account's sites and mounts", async () => {
     const b = new Browser(t);
     const key = await signIn(t, 'expiry@example.com');

@@ -96,7 +96,14 @@ describe(`WORKERS=2 on the ${TEST_BACKEND} set`, { timeout: 180_000 }, () => {
     await waitFor('every worker', () =>
       lines(node).some((l) => l.msg === 'slipway ready') ? true : undefined,
     );
-    key = await signInOn(node, 'workers@example.com');
+    try {
+      key = await signInOn(node, 'workers@example.com');
+    } catch (err) {
+      // Once seen in CI under load ("fetch failed" right after ready): say what the node printed.
+      throw new Error(`sign-in on the WORKERS=2 node failed: ${err}\n${node.output.join('').slice(-6000)}`, {
+        cause: err,
+      });
+    }
   });
 
   after(async () => {

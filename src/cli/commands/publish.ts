@@ -77,7 +77,8 @@ Examples:
   slipway publish ./dist --slug bright-fox-42 # update a given site
   slipway publish report.pdf --ttl 86400      # one file, expires in a day
   slipway publish ./dist --json               # {"slug", "siteUrl", "uploaded", "skipped", ...}
-  slipway publish ./dist --preview --alias pr-42  # prints the preview URL; promote with slipway promote`,
+  slipway publish ./dist --preview --alias pr-42  # prints the preview URL; promote with slipway promote
+  SLIPWAY_TOKEN=svc_site_... slipway publish ./dist --slug bright-fox-42   # from CI, with a deploy token`,
     )
     .action(action<PublishFlags>(publish));
 }
@@ -139,7 +140,21 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
   let slug = flags.slug ?? here?.slug;
   let fromState = flags.slug === undefined && here !== undefined;
 
-  if (!client.apiKey) {
+  if (session.deployToken) {
+    // A deploy token publishes its own site and nothing else: no new site, no metadata, no claim.
+    if (slug === undefined) {
+      throw new UserError('SLIPWAY_TOKEN is a deploy token: it can only update the site it was made for', {
+        code: 'NEEDS_SLUG',
+        hint: `Run \`slipway publish ${target} --slug <its site>\`.`,
+      });
+    }
+    if (flags.title !== undefined || flags.ttl !== undefined) {
+      throw new UserError("--title and --ttl change the site's metadata, which needs the owner's API key", {
+        code: 'NEEDS_KEY',
+        hint: 'A deploy token may only publish new versions; set them with SLIPWAY_API_KEY.',
+      });
+    }
+  } else if (!client.apiKey) {
     if (flags.slug !== undefined) await session.authed();
     if (flags.ttl !== undefined) {
       throw new UserError('--ttl needs an account: anonymous sites expire after 24 hours', {

@@ -1,6 +1,6 @@
 // The dashboard (issue 14): /dashboard (the account's sites, plan, handle, links, domains, API key) and a
-// site's page /dashboard/sites/:slug (files, metadata, password, expiry, variables, proxy hosts,
-// versions, duplicate, delete). Every form posts to an action that calls the same core function as the
+// site's page /dashboard/sites/:slug (files, metadata, password, expiry, variables, proxy hosts, deploy
+// tokens, versions, duplicate, delete). Every form posts to an action that calls the same core function as the
 // API (same validation, same error messages) and redirects back (303) with a one-line notice signed for
 // the session; the session and the form's CSRF token are checked by the plugin's preHandler (session.ts).
 
@@ -32,6 +32,13 @@ import {
   siteNotPublishedReason,
   updateMetadata,
 } from '../../core/sites.js';
+import {
+  createDeployToken,
+  DEFAULT_TOKEN_DAYS,
+  listDeployTokens,
+  MAX_TOKEN_NAME_CHARS,
+  revokeDeployToken,
+} from '../../core/tokens.js';
 import { deleteVariable, listVariables, putVariables, type VariableDeps } from '../../core/variables.js';
 import { html, type SafeHtml, timeTag } from '../../shared/html.js';
 import { type Form, formOf, sendPage } from './page.js';
@@ -65,6 +72,9 @@ const EXPIRY_CHOICES = [
   { value: String(7 * 86_400), label: 'In 7 days' },
   { value: String(30 * 86_400), label: 'In 30 days' },
 ];
+
+/** The deploy-token form's lifetimes (expiresInDays as the API takes it); the API's default is preselected. */
+const TOKEN_DAYS = [7, 30, 90, 365];
 
 const handleUrl = (config: SessionDeps['config'], handle: string) =>
   `${config.scheme}://${handle}.${config.siteDomain}/`;
@@ -260,6 +270,8 @@ ${await accountSections(
       const vars = await listVariables(secretDeps, s.account, slug);
       const hosts = await listProxyHosts(secretDeps, s.account, slug);
       const versions = await listVersions(publishDeps, s.account, slug);
+      const tokens = await listDeployTokens(publishDeps, s.account, slug);
+      const now = publishDeps.clock.now();
       const csrf = web.csrfField(s.token);
       const slugField = html`<input type="hidden" name="slug" value="${slug}">`;
       return sendPage(
@@ -311,6 +323,24 @@ ${
         )}</ul>
 <form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
 <label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
+<h2>Deploy tokens</h2>
+<p class="muted">For CI: a token publishes this site (new versions, uploads, finalize) and nothing else. Set it as <code>SLIPWAY_TOKEN</code> in the job; it is shown once.</p>
+${
+  tokens.length === 0
+    ? html`<p class="muted">No deploy tokens.</p>`
+    : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${tokens.map(
+        (tk) =>
+          html`<tr><td data-label="Name">${tk.name}</td><td data-label="Expires">${Date.parse(tk.expiresAt) <= now ? html`<strong>expired</strong> ` : ''}${timeTag(tk.expiresAt)}</td><td data-label="Last used">${tk.lastUsedAt === null ? 'never' : timeTag(tk.lastUsedAt)}</td>
+<td class="actions"><form method="post" action="/dashboard/sites/tokens/revoke" data-confirm="Revoke ${tk.name}? CI jobs using it stop working at once.">${csrf}${slugField}<input type="hidden" name="id" value="${tk.id}"><button class="danger" type="submit" aria-label="Revoke the token ${tk.name}">Revoke</button></form></td></tr>`,
+      )}</tbody></table>`
+}
+<form method="post" action="/dashboard/sites/tokens">${csrf}${slugField}
+<label for="token-name">Name</label><input id="token-name" name="name" placeholder="GitHub Actions" required maxlength="${String(MAX_TOKEN_NAME_CHARS)}">
+<label for="token-days">Expires</label><select id="token-days" name="days">${TOKEN_DAYS.map(
+          (d) =>
+            html`<option value="${String(d)}"${d === DEFAULT_TOKEN_DAYS ? html` selected` : ''}>In ${plural(d, 'day')}</option>`,
+        )}</select>
+<p><button type="submit">Create token</button></p></form>
 <h2>Versions</h2>
 ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
 <ul>${versions.map(
@@ -362,6 +392,38 @@ ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` :
     action('/dashboard/sites/hosts/delete', sitePage, async (s, b) => {
       await deleteProxyHost(secretDeps, s.account, b.slug ?? '', b.hostname ?? '');
       return `${b.hostname} removed.`;
+    });
+    // The new token is shown once, on this response (like a new API key); only its hash is kept.
+    app.post('/dashboard/sites/tokens', { schema: { hide: true } }, async (req, reply) => {
+      const s = formSession(req);
+      const b = formOf(req);
+      const slug = b.slug ?? '';
+      const days = /^\d{1,3}$/.test(b.days ?? '') ? Number(b.days) : Number.NaN;
+      let created: Awaited<ReturnType<typeof createDeployToken>>;
+      try {
+        created = await createDeployToken(publishDeps, s.account, slug, {
+          name: b.name ?? '',
+          expiresInDays: days,
+        });
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500)
+          return web.back(reply, s, sitePage(b), `${err.code}: ${err.message}`);
+        throw err;
+      }
+      return sendPage(
+        reply,
+        200,
+        'New deploy token',
+        html`<h1>Deploy token for ${slug}</h1>
+<p class="warn" role="alert">Copy it now: it is shown once. Store it as a CI secret named <code>SLIPWAY_TOKEN</code>; it expires ${timeTag(created.expiresAt)}.</p>
+<pre data-copy="the deploy token"><code id="deploy-token">${created.token}</code></pre>
+<p>In the CI job: <code>slipway publish ./dist --slug ${slug}</code></p>
+<p><a href="/dashboard/sites/${slug}">Back to ${slug}</a></p>`,
+      );
+    });
+    action('/dashboard/sites/tokens/revoke', sitePage, async (s, b) => {
+      await revokeDeployToken(publishDeps, s.account, b.slug ?? '', b.id ?? '');
+      return 'Deploy token revoked: it no longer works.';
     });
     action('/dashboard/sites/restore', sitePage, async (s, b) => {
       await restoreVersion(publishDeps, s.account, b.slug ?? '', b.versionId ?? '');

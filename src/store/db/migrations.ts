@@ -387,6 +387,30 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  /**
+   * Issue 24: deploy tokens, each for one site of its owner (CI). Only the token's SHA-256 is stored; a
+   * deleted site's tokens go with it (tombstoneSite). `last_used_at` is written at most once a minute.
+   */
+  '012_deploy_tokens': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('deploy_tokens')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('site_slug', 'text', (c) => c.notNull())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('deploy_tokens_site_idx')
+        .on('deploy_tokens')
+        .columns(['site_slug', 'created_at'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -229,6 +229,22 @@ export interface SiteAliasTable {
   updated_at: number;
 }
 
+/** A deploy token (issue 24): may publish one site of its owner; the token itself is never stored. */
+export interface DeployTokenTable {
+  /** `dtk_...`, what the owner revokes it by. */
+  id: string;
+  site_slug: string;
+  /** The site's owner when it was created (a token is only honoured while it still owns the site). */
+  account_id: string;
+  name: string;
+  /** SHA-256 hex of the token. */
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  /** When a request last authenticated with it (kept to the minute); null = never used. */
+  last_used_at: number | null;
+}
+
 export interface Database {
   accounts: AccountTable;
   login_codes: LoginCodeTable;
@@ -245,6 +261,7 @@ export interface Database {
   links: LinkTable;
   sessions: SessionTable;
   site_aliases: SiteAliasTable;
+  deploy_tokens: DeployTokenTable;
   tls_certificates: TlsCertificateTable;
   acme_challenges: AcmeChallengeTable;
   acme_accounts: AcmeAccountTable;

@@ -5,6 +5,7 @@ import type { Executor } from '../db.js';
 import type { Database, SiteTable } from '../schema.js';
 import { addUsage } from './account.js';
 import { deleteAliasesOf } from './alias.js';
+import { deleteSiteDeployTokens } from './deploy-token.js';
 import { deleteLinksWhere } from './link.js';
 import { deleteProxyHosts } from './proxy-host.js';
 import { deleteSiteVariables } from './site-variable.js';
@@ -128,7 +129,7 @@ export async function changeSite(
 
 /**
  * Deletes a site: the row stays as a tombstone (the slug is never reissued) with nothing left on it, and its
- * versions, aliases, variables, proxy hosts and links go in the same transaction. The owner's usage drops by changeSite.
+ * versions, aliases, variables, proxy hosts, links and deploy tokens go in the same transaction. The owner's usage drops by changeSite.
  */
 export async function tombstoneSite(trx: Transaction<Database>, slug: string, now: number): Promise<void> {
   await changeSite(trx, slug, {
@@ -146,6 +147,7 @@ export async function tombstoneSite(trx: Transaction<Database>, slug: string, no
   await deleteSiteVariables(trx, slug);
   await deleteProxyHosts(trx, slug);
   await deleteLinksWhere(trx, { slug });
+  await deleteSiteDeployTokens(trx, slug);
 }
 
 /** Who a site state counts toward, and with how many bytes (its live version's total size). */
