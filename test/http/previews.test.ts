@@ -276,6 +276,42 @@ describe('previews and aliases', () => {
     );
   });
 
+  test('a deploy token sets aliases of its own site only, and cannot list or delete them', async () => {
+    const mine = assertPublished(await publish(t, { 'index.html': '<p>ci</p>' }, { key }));
+    const sibling = assertPublished(await publish(t, { 'index.html': '<p>sibling</p>' }, { key }));
+    const created = await t.api(`/api/v1/publish/${mine.slug}/tokens`, {
+      method: 'POST',
+      key,
+      body: { name: 'ci' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const token = created.body.token as string;
+    const set = await t.api(`/api/v1/publish/${mine.slug}/aliases/pr-7`, {
+      method: 'PUT',
+      key: token,
+      body: { versionId: mine.versionId },
+    });
+    assert.equal(set.status, 200, set.text);
+    assert.equal((await get(`${mine.slug}--pr-7`)).text, '<p>ci</p>');
+    // Another site of the same owner, and the other alias endpoints, are outside the token's scope.
+    assertError(
+      await t.api(`/api/v1/publish/${sibling.slug}/aliases/pr-7`, {
+        method: 'PUT',
+        key: token,
+        body: { versionId: sibling.versionId },
+      }),
+      403,
+      'FORBIDDEN',
+    );
+    assertError(await t.api(`/api/v1/publish/${mine.slug}/aliases`, { key: token }), 403, 'FORBIDDEN');
+    assertError(
+      await t.api(`/api/v1/publish/${mine.slug}/aliases/pr-7`, { method: 'DELETE', key: token }),
+      403,
+      'FORBIDDEN',
+    );
+    assert.equal((await get(`${mine.slug}--pr-7`)).status, 200);
+  });
+
   test('preview and alias hosts follow the password, expiry and deletion; the TLS ask and the proxy Origin check take them', async () => {
     const one = assertPublished(await publish(t, { 'index.html': '<p>guarded</p>' }, { key }));
     const slug = one.slug;
