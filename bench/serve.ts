@@ -1,8 +1,8 @@
 // `npm run bench`: site serving against DESIGN.md "Performance targets", side by side in one run, one worker
 // each: the service (one Node process) vs nginx (worker_processes 1) vs sirv (one Node process), plus bare
 // node:http (what a Node server on node:http's request objects costs; the service's fast path avoids them),
-// on a hot 11 KB page, a 200 KB file and a 304 revalidation,
-// in interleaved rounds of wrk; then 10 vs 5000 sites. `--scaleout` (BENCH_BACKEND=scaleout) runs the
+// on a hot 11 KB page, a 200 KB file and a 304 revalidation, and the same page at the site's preview host
+// (`<slug>--<label>`, issue 24: within 5 % of the live host), in interleaved rounds of wrk; then 10 vs 5000 sites. `--scaleout` (BENCH_BACKEND=scaleout) runs the
 // service on PostgreSQL + S3 (s3rver) + Redis; `--both` runs both backends side by side and adds a publish
 // of 1000 files / 50 MB on each. Prints tables with the targets and writes bench/out/serve.json.
 //
@@ -108,6 +108,8 @@ const TARGETS = {
   mediumVsNginx: 1.0,
   notFoundVsNginx: 1.0,
   revalidateVsNginx: 1.0,
+  /** Issue 24: the page at a preview host within 5 % of the live host. */
+  previewVsLive: 0.95,
   sitesRps: 0.9,
   sitesP99: 1.1,
   publishS: 3,
@@ -174,7 +176,12 @@ interface Target {
   pid: number;
   /** ETag of the 11 KB page, read before the 304 scenario. */
   etag?: string;
+  /** The scenarios this target runs (default all): the preview host runs the page only. */
+  only?: ScenarioName[];
 }
+
+/** Whether target `t` runs scenario `s`. */
+const runs = (t: Target, s: Scenario): boolean => t.only === undefined || t.only.includes(s.name);
 
 interface ServiceUnderTest {
   label: string;
@@ -183,7 +190,12 @@ interface ServiceUnderTest {
   client: Client;
   slug: string;
   host: string;
+  /** The preview host of the site's live version (`<slug>--<label>.localhost:<port>`). */
+  previewHost: string;
 }
+
+/** The row name of a service's preview host. */
+const previewTarget = (label: string) => `${label} preview`;
 
 interface Options {
   backends: BackendName[];
@@ -327,7 +339,19 @@ async function main(): Promise<void> {
       await pin(name, service.pid);
       const slug = await publishSite(client, files);
       const label = opts.backends.length === 1 ? 'service' : name;
-      services.push({ label, backend, service, client, slug, host: `${slug}.localhost:${port}` });
+      const versions = await client.api('GET', `/api/v1/publish/${slug}/versions`);
+      const previewUrl = (versions.body as { versions: Array<{ previewUrl: string }> }).versions[0]!
+        .previewUrl;
+      const previewHost = new URL(previewUrl).host;
+      services.push({
+        label,
+        backend,
+        service,
+        client,
+        slug,
+        host: `${slug}.localhost:${port}`,
+        previewHost,
+      });
       log(`${label}: ${mode} (pid ${service.pid}) on ${backend.summary}, site ${slug}`);
     }
     const peers: Peer[] = [];
@@ -342,16 +366,24 @@ async function main(): Promise<void> {
     for (const p of peers) await pin(p.name, p.servingPid);
     const targets: Target[] = [
       ...peers.map((p): Target => ({ name: p.name, url: p.url, pid: p.servingPid })),
-      ...services.map(
-        (s): Target => ({ name: s.label, url: s.service.url, host: s.host, pid: s.service.pid }),
-      ),
+      ...services.flatMap((s): Target[] => [
+        { name: s.label, url: s.service.url, host: s.host, pid: s.service.pid },
+        // The same version at its preview host: the same fast path and memo, plus X-Robots-Tag.
+        {
+          name: previewTarget(s.label),
+          url: s.service.url,
+          host: s.previewHost,
+          pid: s.service.pid,
+          only: ['page'],
+        },
+      ]),
     ];
 
     // Check every target answers every scenario as expected; read each one's ETag.
     const probe = new Client('http://127.0.0.1');
     cleanup.push('probe client', async () => probe.close());
     for (const t of targets) {
-      for (const s of SCENARIOS) {
+      for (const s of SCENARIOS.filter((x) => runs(t, x))) {
         const headers: Record<string, string> = {};
         if (t.host) headers.host = t.host;
         if (s.conditional) headers['if-none-match'] = t.etag ?? '';
@@ -395,7 +427,8 @@ async function main(): Promise<void> {
       return { url: t.url + s.path, headers, connections: CONNECTIONS, durationS, serverPids: [t.pid] };
     };
     log(`warm-up: ${WARMUP_S} s per target and scenario`);
-    for (const s of SCENARIOS) for (const t of targets) await load.run(specFor(t, s, WARMUP_S));
+    for (const s of SCENARIOS)
+      for (const t of targets) if (runs(t, s)) await load.run(specFor(t, s, WARMUP_S));
 
     const results = new Map<string, LoadResult[]>();
     const key = (s: string, t: string) => `${s}/${t}`;
@@ -403,6 +436,7 @@ async function main(): Promise<void> {
       for (const s of SCENARIOS) {
         const line: string[] = [];
         for (const t of rotate(targets, r)) {
+          if (!runs(t, s)) continue;
           const res = await measure(specFor(t, s, DURATION_S));
           const list = results.get(key(s.name, t.name)) ?? [];
           list.push(res);
@@ -539,6 +573,7 @@ async function main(): Promise<void> {
       ];
       scenarioReport[s.name] = {};
       for (const t of targets) {
+        if (!runs(t, s)) continue;
         const sum = summary(s.name, t.name);
         scenarioReport[s.name]![t.name] = { ...sum, rounds: results.get(key(s.name, t.name)) };
         rows.push([
@@ -591,6 +626,16 @@ async function main(): Promise<void> {
           value: perCpu,
           target: cpuMin === null ? '(reference)' : `>= ${cpuMin}x`,
           pass: cpuMin === null ? null : perCpu >= cpuMin,
+        });
+      }
+      if (SCENARIOS.some((x) => x.name === 'page')) {
+        // Issue 24: a preview host is served by the same path as the live host.
+        const value = rpsOf('page', previewTarget(n)) / rpsOf('page', n);
+        ratios.push({
+          what: `${n}: 11 KB page at the preview host vs the live host`,
+          value,
+          target: `>= ${TARGETS.previewVsLive}x`,
+          pass: value >= TARGETS.previewVsLive,
         });
       }
       for (const s of SCENARIOS) {

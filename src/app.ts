@@ -32,6 +32,7 @@ import type { UploadDeps } from './core/upload.js';
 import type { VariableDeps } from './core/variables.js';
 import type { WebhookDeps } from './core/webhooks.js';
 import { accountRoutes } from './http/account.js';
+import { aliasRoutes } from './http/aliases.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
 import { registerClientAddress } from './http/client-address.js';
@@ -177,7 +178,7 @@ export interface AppServices {
   /** Site variables and proxy hosts. */
   secrets: VariableDeps & ProxyHostDeps;
   proxy: ProxyDeps;
-  /** Handle, custom domains, links, the TLS front end's question. */
+  /** Handle, custom domains, links, site aliases, the TLS front end's question. */
   hosts: HandleDeps & DomainDeps & LinkDeps & TlsAskDeps;
   billing: BillingDeps;
   /** Webhook endpoints and their delivery log. */
@@ -294,6 +295,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   await app.register(accountRoutes(services.account));
   await app.register(siteRoutes(services.publish));
   await app.register(uploadRoutes(services.uploads));
+  await app.register(aliasRoutes(services.hosts));
   await app.register(variableRoutes(services.secrets));
   await app.register(proxyHostRoutes(services.secrets));
   await app.register(billingRoutes(services.billing));

@@ -1,11 +1,15 @@
 // Values the operations' examples share (one site, one version, one moment), so the examples of the
 // whole document tell one consistent story.
 
+import { versionLabel as labelOf } from '../shared/preview-names.js';
 import { type ExampleContext, errorExample } from './common.js';
 
 export const slug = 'mellow-fern-vjn3ru';
 export const versionId = 'ver_vQl5PqpRwhz6RbutQ8KuVQ';
 export const previousVersionId = 'ver_k31-KdArE_QuvHal2oJDeg';
+/** Their labels (preview hosts `<slug>--<label>`). */
+export const versionLabel = labelOf(versionId);
+export const previousVersionLabel = labelOf(previousVersionId);
 export const at = '2026-11-24T09:30:00.000Z';
 export const later = '2026-11-25T09:30:00.000Z';
 export const hash = 'b5d4045c3f466fa91fe2cc6abe79232a1a57cdf104f7a26e716e0a1e2789df78';

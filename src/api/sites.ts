@@ -20,11 +20,13 @@ import {
   hash,
   later,
   previousVersionId,
+  previousVersionLabel,
   siteMissing,
   siteUrl,
   slug,
   unauthorized,
   versionId,
+  versionLabel,
 } from './examples.js';
 
 export const ManifestEntry = Type.Object({
@@ -93,13 +95,34 @@ export type PublishReply = Static<typeof PublishReply>;
 export const ANONYMOUS_WARNING =
   'Anonymous site: it expires in 24 hours. Store the claimToken now (it is shown once) and claim the site into an account to keep it.';
 
+export const FinalizeBody = Type.Object({
+  versionId: Type.String({ maxLength: 100 }),
+  live: Type.Optional(
+    Type.Boolean({
+      description:
+        'default true; false finalizes and scans the version without making it live (a preview at previewUrl)',
+    }),
+  ),
+  alias: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description: 'an alias of the site to point at this version (<slug>--<alias> host); owned sites only',
+    }),
+  ),
+});
+export type FinalizeBody = Static<typeof FinalizeBody>;
+
 export const FinalizeReply = Type.Object({
   slug: Type.String(),
   siteUrl: Type.String(),
   versionId: Type.String(),
-  status: Type.Literal('active'),
+  status: Type.Union([Type.Literal('active'), Type.Literal('pending')], {
+    description: "the site's: pending after a preview of a site that has never been live",
+  }),
   /** Bad lines of `_redirects`/`_headers` (the lines are skipped, the publish goes on). */
   warnings: Type.Array(Type.String()),
+  previewUrl: Type.String({ description: "the version's own permanent URL: <slug>--<label>.<site domain>" }),
+  live: Type.Boolean({ description: 'whether this version is now the live one' }),
 });
 export type FinalizeReply = Static<typeof FinalizeReply>;
 
@@ -186,6 +209,8 @@ export const MetadataUpdated = Type.Object({ slug: Type.String(), updated: Type.
 
 export const Version = Type.Object({
   versionId: Type.String(),
+  previewUrl: Type.String({ description: "the version's own permanent URL: <slug>--<label>.<site domain>" }),
+  aliases: Type.Array(Type.String(), { description: 'names of the aliases pointing at this version' }),
   createdAt: Type.String(),
   finalizedAt: NullableString,
   fileCount: Type.Number(),
@@ -293,9 +318,10 @@ export const finalizeSite = operation({
   url: '/api/v1/publish/:slug/finalize',
   schema: {
     tags: ['sites'],
-    summary: 'Make the pending version live (owner key needed for owned sites)',
+    summary:
+      'Make the pending version live, or with live: false a preview only (owner key needed for owned sites)',
     params: SlugParams,
-    body: Type.Object({ versionId: Type.String({ maxLength: 100 }) }),
+    body: FinalizeBody,
     response: { 200: FinalizeReply, ...ERRORS },
   },
   config: {
@@ -303,7 +329,17 @@ export const finalizeSite = operation({
     api: {
       examples: (c) => ({
         request: { versionId },
-        responses: { 200: { slug, siteUrl: siteUrl(c), versionId, status: 'active', warnings: [] } },
+        responses: {
+          200: {
+            slug,
+            siteUrl: siteUrl(c),
+            versionId,
+            status: 'active',
+            warnings: [],
+            previewUrl: siteUrl(c, `${slug}--${versionLabel}`),
+            live: true,
+          },
+        },
         error: {
           ...errorExample(
             'SECRET_DETECTED',
@@ -517,12 +553,14 @@ export const listVersions = operation({
   },
   config: {
     api: {
-      examples: () => ({
+      examples: (c) => ({
         responses: {
           200: {
             versions: [
               {
                 versionId,
+                previewUrl: siteUrl(c, `${slug}--${versionLabel}`),
+                aliases: ['staging'],
                 createdAt: later,
                 finalizedAt: later,
                 fileCount: 2,
@@ -531,6 +569,8 @@ export const listVersions = operation({
               },
               {
                 versionId: previousVersionId,
+                previewUrl: siteUrl(c, `${slug}--${previousVersionLabel}`),
+                aliases: [],
                 createdAt: at,
                 finalizedAt: at,
                 fileCount: 1,

@@ -98,6 +98,27 @@ const filesInput = {
   files: z.array(InlineFile).optional().describe('or the files inline'),
 };
 
+/** CONTRACT "Previews and aliases": a version published without going live, and an alias pointed at it. */
+const previewInput = {
+  preview: z
+    .boolean()
+    .optional()
+    .describe('true: publish a preview (its own previewUrl); the live site does not change'),
+  alias: z
+    .string()
+    .optional()
+    .describe(
+      'point this alias (e.g. staging, pr-42) at the new version: <slug>--<alias> host; needs an API key',
+    ),
+};
+
+function previewOptions(args: { preview?: boolean | undefined; alias?: string | undefined }) {
+  return {
+    ...(args.preview === true ? { live: false } : {}),
+    ...(args.alias !== undefined ? { alias: args.alias } : {}),
+  };
+}
+
 async function filesFrom(args: {
   directory?: string;
   files?: z.infer<typeof InlineFile>[];
@@ -126,7 +147,7 @@ export function createMcpServer(client: ApiClient): McpServer {
     {
       title: 'Publish a static site',
       description:
-        'Publish a new static site from a local directory or inline files. Without an API key the site is anonymous (24 h, claimable: keep claimToken/claimUrl). Returns slug and siteUrl.',
+        "Publish a new static site from a local directory or inline files. Without an API key the site is anonymous (24 h, claimable: keep claimToken/claimUrl). Returns slug, siteUrl and previewUrl (the version's own URL).",
       inputSchema: {
         ...filesInput,
         title: z.string().optional().describe('viewer title'),
@@ -136,10 +157,15 @@ export function createMcpServer(client: ApiClient): McpServer {
           .positive()
           .optional()
           .describe('expire the site after this many seconds'),
+        ...previewInput,
       },
     },
     tool(async (args) =>
-      publishFiles(client, await filesFrom(args), { title: args.title, ttlSeconds: args.ttlSeconds }),
+      publishFiles(client, await filesFrom(args), {
+        title: args.title,
+        ttlSeconds: args.ttlSeconds,
+        ...previewOptions(args),
+      }),
     ),
   );
 
@@ -153,10 +179,15 @@ export function createMcpServer(client: ApiClient): McpServer {
         slug: z.string(),
         ...filesInput,
         baseVersionId: z.string().optional().describe('fail with VERSION_CONFLICT if the live version moved'),
+        ...previewInput,
       },
     },
     tool(async (args) =>
-      publishFiles(client, await filesFrom(args), { slug: args.slug, baseVersionId: args.baseVersionId }),
+      publishFiles(client, await filesFrom(args), {
+        slug: args.slug,
+        baseVersionId: args.baseVersionId,
+        ...previewOptions(args),
+      }),
     ),
   );
 

@@ -7,6 +7,7 @@ import { open } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { Account } from '../api/account.js';
+import type { AliasDeleted, AliasList, AliasSet } from '../api/aliases.js';
 import type { RequestCodeReply, VerifyCodeReply } from '../api/auth.js';
 import type { Checkout, Portal } from '../api/billing.js';
 import type { DomainAdded, DomainDeleted, DomainList, DomainVerification } from '../api/domains.js';
@@ -203,8 +204,12 @@ export class ApiClient {
   ) {
     return this.call<PublishReply>('PUT', `/api/v1/publish/${enc(slug)}`, { files, ...options });
   }
-  finalize(slug: string, versionId: string) {
-    return this.call<FinalizeReply>('POST', `/api/v1/publish/${enc(slug)}/finalize`, { versionId });
+  /** `live: false` finalizes a preview (the live version stays); `alias` points an alias at the version. */
+  finalize(slug: string, versionId: string, options: { live?: boolean; alias?: string } = {}) {
+    return this.call<FinalizeReply>('POST', `/api/v1/publish/${enc(slug)}/finalize`, {
+      versionId,
+      ...options,
+    });
   }
   getSite(slug: string) {
     return this.call<SiteDetails>('GET', `/api/v1/publish/${enc(slug)}`);
@@ -236,6 +241,15 @@ export class ApiClient {
   }
   restoreVersion(slug: string, versionId: string) {
     return this.call<Restored>('POST', `/api/v1/publish/${enc(slug)}/versions/${enc(versionId)}/restore`);
+  }
+  listAliases(slug: string) {
+    return this.call<AliasList>('GET', `/api/v1/publish/${enc(slug)}/aliases`);
+  }
+  setAlias(slug: string, name: string, versionId: string) {
+    return this.call<AliasSet>('PUT', `/api/v1/publish/${enc(slug)}/aliases/${enc(name)}`, { versionId });
+  }
+  deleteAlias(slug: string, name: string) {
+    return this.call<AliasDeleted>('DELETE', `/api/v1/publish/${enc(slug)}/aliases/${enc(name)}`);
   }
 
   // ---- variables, proxy hosts --------------------------------------------------------------

@@ -57,6 +57,10 @@ export interface PublishOptions {
   ttlSeconds?: number;
   /** Parallel uploads (default DEFAULT_UPLOAD_CONCURRENCY). */
   concurrency?: number;
+  /** false: a preview (finalize with `live: false`; the live version stays). Default true. */
+  live?: boolean;
+  /** An alias of the site to point at the new version (owned sites). */
+  alias?: string;
   onEvent?: (e: PublishEvent) => void;
 }
 
@@ -64,7 +68,12 @@ export interface PublishOutcome {
   slug: string;
   siteUrl: string;
   versionId: string;
-  status: 'active';
+  /** The site's: `pending` after a preview of a site that has never been live. */
+  status: 'active' | 'pending';
+  /** The version's own permanent URL (`<slug>--<label>`). */
+  previewUrl: string;
+  /** Whether the version is now the live one (false for a preview). */
+  live: boolean;
   /** Files whose bytes this run sent. */
   uploaded: number;
   /** Files the server already held (manifest files not uploaded). */
@@ -478,8 +487,12 @@ export async function publishFiles(
 
   emit({ kind: 'finalizing' });
   const versionId = answer.upload.versionId;
+  const finalizeOptions = {
+    ...(options.live === false ? { live: false } : {}),
+    ...(options.alias !== undefined ? { alias: options.alias } : {}),
+  };
   const done = await withRetries(
-    () => client.finalize(slug, versionId),
+    () => client.finalize(slug, versionId, finalizeOptions),
     (attempt, reason) => emit({ kind: 'retry', path: '', attempt, reason: `finalize: ${reason}` }),
   );
 
@@ -492,7 +505,9 @@ export async function publishFiles(
     slug,
     siteUrl: done.siteUrl,
     versionId: done.versionId,
-    status: 'active',
+    status: done.status,
+    previewUrl: done.previewUrl,
+    live: done.live,
     uploaded: uploaded.size,
     skipped: manifest.length - uploaded.size,
     anonymous: answer.anonymous === true || answer.claimToken !== undefined,

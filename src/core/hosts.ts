@@ -3,21 +3,25 @@
 // proxy's Origin check (core/proxy.ts) and every URL the API and the dashboard show, so they cannot drift.
 //
 // BASE_URL's host is the API and the pages. `<label>.<site host>` is the site whose slug is `label`, else
-// the handle `label`; any other name is a custom domain, by its active entry. A handle or domain serves its
+// the handle `label`; `<slug>--<name>.<site host>` is a preview host (issue 24): the site's finalized
+// version whose label is `name`, or the version its alias `name` points at (a handle taken with `--`
+// before new handles lost it keeps its host first); any other name is a custom domain, by its active entry. A handle or domain serves its
 // links: a mount per link location, longest first. A handle, or a domain beyond the plan's domain count,
 // of an account whose plan no longer includes it answers a "paused" page: it serves nothing, gets no
 // certificate and is no origin of the site; nothing is deleted. A deleted site's host serves nothing.
-//
-// A new kind of host (issue 24's preview and alias hosts, `<slug>--<name>.<site host>`) is one more
-// HostName and one more branch of resolveHost; everything that reads a route follows.
+// Preview and alias hosts are one more HostName and one more branch of resolveHost; everything that
+// reads a route (the site server, the TLS ask, certificates, the proxy's Origin check) follows.
 
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { isAliasName, isVersionLabel, PREVIEW_SEPARATOR } from '../shared/preview-names.js';
 import type { Db } from '../store/db/db.js';
 import { type AccountRow, findAccountByHandle, findAccountById } from '../store/db/tables/account.js';
+import { aliasVersion } from '../store/db/tables/alias.js';
 import { activeDomain, keptDomains } from '../store/db/tables/domain.js';
 import { HANDLE_TARGET, targetLinks } from '../store/db/tables/link.js';
 import { slugState } from '../store/db/tables/site.js';
+import { finalizedVersionByLabel } from '../store/db/tables/version.js';
 import { effectivePlan, type PlanOverrides, planLimits } from './plans.js';
 import { isValidSlug } from './slug.js';
 
@@ -103,6 +107,11 @@ export function siteLabelOf(hostname: string, siteHost: string): string | null {
 export type HostName =
   /** `<label>.<site host>`: the site whose slug is `label`, else the handle `label`. */
   | { readonly kind: 'label'; readonly label: string }
+  /**
+   * `<slug>--<name>.<site host>` (`label`): the version of site `slug` whose label is `name` (a digit
+   * first) or that its alias `name` (a letter first) points at.
+   */
+  | { readonly kind: 'preview'; readonly label: string; readonly slug: string; readonly name: string }
   /** Any other name: a custom domain. */
   | { readonly kind: 'domain'; readonly domain: string };
 
@@ -114,8 +123,20 @@ export type HostName =
 export function parseHost(hostname: string, siteHost: string): HostName | null {
   const label = siteLabelOf(hostname, siteHost);
   if (label === null) return { kind: 'domain', domain: hostname };
-  return isValidSlug(label) ? { kind: 'label', label } : null;
+  if (!isValidSlug(label)) return null;
+  const at = label.indexOf(PREVIEW_SEPARATOR);
+  if (at > 0) {
+    const slug = label.slice(0, at);
+    const name = label.slice(at + PREVIEW_SEPARATOR.length);
+    if (isValidSlug(slug) && (isVersionLabel(name) || isAliasName(name))) {
+      return { kind: 'preview', label, slug, name };
+    }
+  }
+  return { kind: 'label', label };
 }
+
+/** `<slug>--<name>`: the one DNS label of a preview or alias host (at most 63 characters: core/aliases.ts). */
+export const previewLabel = (slug: string, name: string): string => `${slug}${PREVIEW_SEPARATOR}${name}`;
 
 /** `<label>.<site host>`: the hostname of a site or handle (as change events and the catalog name it). */
 export const labelHost = (config: { siteHost: string }, label: string): string =>
@@ -124,6 +145,13 @@ export const labelHost = (config: { siteHost: string }, label: string): string =
 /** A URL on a site's or handle's host, in BASE_URL's scheme (CONTRACT "Identity, ownership and URLs"). */
 export const labelUrl = (config: { scheme: string; siteDomain: string }, label: string, path = '/'): string =>
   `${config.scheme}://${label}.${config.siteDomain}${path}`;
+
+/** The URL of a version's preview host or of an alias host (`name`: a version label or an alias name). */
+export const previewUrl = (
+  config: { scheme: string; siteDomain: string },
+  slug: string,
+  name: string,
+): string => labelUrl(config, previewLabel(slug, name));
 
 /** A URL on a custom domain: https, which the TLS front end serves (docs/deploy.md). */
 export const domainUrl = (domain: string, path = '/'): string => `https://${domain}${path}`;
@@ -167,6 +195,8 @@ export interface SiteMount {
   readonly basePath: string;
   /** Epoch ms until which this mount may be served from memory (the account's paid Hobby period). */
   readonly until?: number;
+  /** A preview or alias host: this finalized version of the site, not its live one. */
+  readonly versionId?: string;
 }
 
 /** The sites a host serves, longest `basePath` first. */
@@ -176,6 +206,8 @@ export interface HostRoute {
   readonly page?: 'paused' | 'unlinked';
   /** Epoch ms after which the route must be resolved again (a plan that runs out). */
   readonly until?: number;
+  /** A preview or alias host: every answer carries `X-Robots-Tag: noindex`. */
+  readonly preview?: true;
 }
 
 const PAUSED: HostRoute = { mounts: [], page: 'paused' };
@@ -191,6 +223,8 @@ export async function resolveHost(deps: HostDeps, hostname: string): Promise<Hos
   switch (name.kind) {
     case 'label':
       return labelRoute(deps, name.label);
+    case 'preview':
+      return previewRoute(deps, name);
     case 'domain':
       return domainRoute(deps, name.domain);
   }
@@ -227,6 +261,25 @@ async function labelRoute(deps: HostDeps, label: string): Promise<HostRoute | nu
   const now = deps.clock.now();
   if (!planLimits(effectivePlan(account, now), deps.config.planOverrides).handles) return PAUSED;
   return linkedRoute(deps, account.id, HANDLE_TARGET, planEnd(account, now));
+}
+
+/**
+ * `<slug>--<name>`: a handle of that exact name first (one taken before new handles lost `--` keeps its
+ * host; decisions.md, issue 24), else the live site's finalized version by label, or by alias. A deleted
+ * site's previews serve nothing; a pending version has no label that resolves (status is checked).
+ */
+async function previewRoute(
+  deps: HostDeps,
+  name: Extract<HostName, { kind: 'preview' }>,
+): Promise<HostRoute | null> {
+  if ((await findAccountByHandle(deps.db.kysely, name.label)) !== undefined)
+    return labelRoute(deps, name.label);
+  if ((await slugState(deps.db.kysely, name.slug)) !== 'live') return null;
+  const versionId = isVersionLabel(name.name)
+    ? (await finalizedVersionByLabel(deps.db.kysely, name.slug, name.name))?.id
+    : await aliasVersion(deps.db.kysely, name.slug, name.name);
+  if (versionId === undefined) return null;
+  return { mounts: [{ slug: name.slug, basePath: '', versionId }], preview: true };
 }
 
 /** A custom domain: its active entry only (pending entries of other accounts may exist), within the plan. */

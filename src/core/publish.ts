@@ -1,10 +1,12 @@
-// The publish lifecycle (spec "Sites", CONTRACT "Uploads" and "Versions"): a manifest creates a pending
-// version with one-time upload addresses; finalize makes it current in one transaction.
+// The publish lifecycle (spec "Sites", CONTRACT "Uploads", "Versions", "Previews and aliases"): a manifest
+// creates a pending version with one-time upload addresses; finalize makes it current in one transaction,
+// or with `live: false` finalizes it as a preview only (served at its own preview host).
 
 import type { FinalizeReply, UploadEntry, UploadPlan } from '../api/sites.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import type { ChangeBus } from '../shared/events.js';
+import { versionLabel } from '../shared/preview-names.js';
 import {
   checkServeFiles,
   HEADERS_FILE,
@@ -30,12 +32,14 @@ import {
   ownerStoredHashes,
   pendingVersionOf,
   type VersionFileRow,
+  type VersionRow,
   versionFiles,
 } from '../store/db/tables/version.js';
+import { aliasHost, checkAliasName, pointAlias } from './aliases.js';
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
 import { formatBytes } from './format.js';
 import { isHandle } from './handle.js';
-import { labelUrl } from './hosts.js';
+import { labelUrl, previewUrl } from './hosts.js';
 import {
   MAX_MANIFEST_FILES,
   MAX_PATH_CHARS,
@@ -58,7 +62,7 @@ export interface PublishDeps {
   db: Db;
   blobs: BlobStore;
   clock: Clock;
-  config: Pick<Config, 'baseUrl' | 'scheme' | 'siteDomain' | 'planOverrides'>;
+  config: Pick<Config, 'baseUrl' | 'scheme' | 'siteDomain' | 'siteHost' | 'planOverrides'>;
   uploadKey: Buffer;
   changes: ChangeBus;
   /**
@@ -85,6 +89,10 @@ export interface PublishResult {
 }
 
 export const siteUrlOf = (config: PublishDeps['config'], slug: string) => labelUrl(config, slug);
+
+/** The permanent URL of a version: its preview host `<slug>--<label>` (CONTRACT "Previews and aliases"). */
+export const versionPreviewUrl = (config: PublishDeps['config'], slug: string, versionId: string) =>
+  previewUrl(config, slug, versionLabel(versionId));
 
 export const claimUrlOf = (config: PublishDeps['config'], slug: string, token: string) =>
   `${config.baseUrl}/claim?slug=${encodeURIComponent(slug)}&token=${encodeURIComponent(token)}`;
@@ -333,12 +341,24 @@ export async function updateSite(
   });
 }
 
+/** What a finalize does beyond making the version current (CONTRACT "Previews and aliases"). */
+export interface FinalizeOptions {
+  /**
+   * false: finalize and scan the version without changing the live one (a preview, served at its own
+   * host; a site whose first version is finalized so stays `pending` at its slug host). Default true.
+   */
+  live?: boolean;
+  /** An alias of the site to point at the version (created, or moved from another version). */
+  alias?: string;
+}
+
 /** POST /api/v1/publish/:slug/finalize. */
 export async function finalizeSite(
   deps: PublishDeps,
   account: AccountRow | null,
   slug: string,
   versionId: unknown,
+  options: FinalizeOptions = {},
 ): Promise<FinalizeReply> {
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
@@ -348,16 +368,32 @@ export async function finalizeSite(
   if (typeof versionId !== 'string' || versionId === '') {
     throw invalid('versionId is required (the upload.versionId of the publish response).');
   }
+  const live = options.live ?? true;
+  if (typeof live !== 'boolean') throw invalid('live must be true or false.');
+  const { alias } = options;
+  if (alias !== undefined) {
+    checkAliasName(slug, alias);
+    // Aliases are managed by the owner (core/aliases.ts): an anonymous site gets them once claimed.
+    if (site.owner_id === null) {
+      throw invalid('Aliases belong to owned sites: claim this site first, then set the alias.');
+    }
+  }
   const now = deps.clock.now();
-  const result = (warnings: string[]): FinalizeReply => ({
+  const result = (warnings: string[], isLive: boolean): FinalizeReply => ({
     slug,
     siteUrl: siteUrlOf(deps.config, slug),
     versionId,
-    status: 'active',
+    // The site's status: a preview of a site that has never been live leaves it pending.
+    status: isLive || site.current_version_id !== null ? 'active' : 'pending',
     warnings,
+    previewUrl: versionPreviewUrl(deps.config, slug, versionId),
+    live: isLive,
   });
-  // Finalizing the live version again is harmless.
-  if (versionId === site.current_version_id) return result([]);
+  // Finalizing the live version again is harmless (and points the alias, if one is given).
+  if (versionId === site.current_version_id) {
+    await setAlias(deps, slug, alias, versionId, now);
+    return result([], true);
+  }
   if (site.expires_at !== null && site.expires_at <= now) {
     // An owned site comes back when its expiry is extended or removed (decisions.md, issue 21); an
     // anonymous one cannot be updated at all.
@@ -374,6 +410,11 @@ export async function finalizeSite(
 
   const pending = await pendingVersionOf(deps.db.kysely, slug);
   if (!pending || pending.id !== versionId) {
+    // A preview finalized before (a retried request) is finalized already: harmless too.
+    if (!live && (await isFinalizedVersionOf(deps, slug, versionId))) {
+      await setAlias(deps, slug, alias, versionId, now);
+      return result([], false);
+    }
     throw invalid(`versionId ${versionId} is not the pending version of this site.`, {
       hint: pending
         ? 'Use the versionId of the latest publish or update response.'
@@ -391,8 +432,9 @@ export async function finalizeSite(
     );
   }
   // Pending versions do not count as storage, so the plan's limit is checked again when this one goes
-  // live (several publishes that each fit at create must not all go live past the limit).
-  if (account && site.owner_id === account.id) {
+  // live (several publishes that each fit at create must not all go live past the limit). A preview
+  // counts like history (CONTRACT "Account"): checked when it is promoted (restore).
+  if (live && account && site.owner_id === account.id) {
     const current = site.current_version_id
       ? await findVersion(deps.db.kysely, site.current_version_id)
       : undefined;
@@ -424,31 +466,59 @@ export async function finalizeSite(
 
   await deps.db.transaction(async (trx) => {
     // The site row first (one lock order with update, delete and the sweeper; see updateSite above).
-    // An og:image that the new version no longer has would point at a 404: clear it.
-    const ogImageGone = site.og_image_path !== null && !files.some((f) => f.path === site.og_image_path);
-    await changeSite(trx, slug, {
-      current_version_id: versionId,
-      updated_at: now,
-      ...(ogImageGone ? { og_image_path: null } : {}),
-    });
+    if (live) {
+      // An og:image that the new version no longer has would point at a 404: clear it.
+      const ogImageGone = site.og_image_path !== null && !files.some((f) => f.path === site.og_image_path);
+      await changeSite(trx, slug, {
+        current_version_id: versionId,
+        updated_at: now,
+        ...(ogImageGone ? { og_image_path: null } : {}),
+      });
+    } else {
+      await updateSiteRow(trx, slug, { updated_at: now });
+    }
     // Throwing rolls the site change back too.
     if (!(await markVersionFinalized(trx, versionId, now)))
       throw invalid(`versionId ${versionId} is no longer pending.`);
+    if (alias !== undefined) await pointAlias(trx, slug, alias, versionId, now);
   });
-  await deps.changes.publish({ kind: 'site', slug });
+  // A preview leaves the live host as it was: only its own host (which a node may have cached as unknown)
+  // and the alias host change.
+  if (live) await deps.changes.publish({ kind: 'site', slug });
+  else
+    await deps.changes.publish({ kind: 'host', host: aliasHost(deps.config, slug, versionLabel(versionId)) });
+  if (alias !== undefined)
+    await deps.changes.publish({ kind: 'host', host: aliasHost(deps.config, slug, alias) });
   await deps.events?.emit(site.owner_id, {
     type: 'site.published',
     slug,
     data: {
       slug,
       versionId,
-      // merge: previews (helper A's FinalizeOptions: `live` and the version's `previewUrl` go here).
-      live: true,
+      live,
       siteUrl: siteUrlOf(deps.config, slug),
-      previewUrl: null,
+      previewUrl: versionPreviewUrl(deps.config, slug, versionId),
     },
   });
-  return result(warnings);
+  return result(warnings, live);
+}
+
+async function isFinalizedVersionOf(deps: PublishDeps, slug: string, versionId: string): Promise<boolean> {
+  const version: VersionRow | undefined = await findVersion(deps.db.kysely, versionId);
+  return version !== undefined && version.site_slug === slug && version.status === 'finalized';
+}
+
+/** Points `alias` (if given) at an already finalized version, outside a finalize's transaction. */
+async function setAlias(
+  deps: PublishDeps,
+  slug: string,
+  alias: string | undefined,
+  versionId: string,
+  now: number,
+): Promise<void> {
+  if (alias === undefined) return;
+  await deps.db.transaction((trx) => pointAlias(trx, slug, alias, versionId, now));
+  await deps.changes.publish({ kind: 'host', host: aliasHost(deps.config, slug, alias) });
 }
 
 /** Warnings for bad lines of the version's root `_redirects` and `_headers` (the rules the site server applies). */

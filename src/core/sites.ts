@@ -12,6 +12,7 @@ import type {
 } from '../api/sites.js';
 import { isUniqueViolation } from '../store/db/db.js';
 import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
+import { siteAliases } from '../store/db/tables/alias.js';
 import { findBlobScans } from '../store/db/tables/blob-scan.js';
 import {
   changeSite,
@@ -42,6 +43,7 @@ import {
   type PublishDeps,
   SLUG_ATTEMPTS,
   siteUrlOf,
+  versionPreviewUrl,
 } from './publish.js';
 import { SCANNER_VERSION } from './scan/scanner.js';
 import { newId, safeEqual } from './secrets.js';
@@ -334,8 +336,16 @@ export async function updateMetadata(
 export async function listVersions(deps: PublishDeps, account: AccountRow, slug: string): Promise<Version[]> {
   const site = await ownedSite(deps, account, slug);
   const versions = await finalizedVersions(deps.db.kysely, slug);
+  const aliasesOf = new Map<string, string[]>();
+  for (const alias of await siteAliases(deps.db.kysely, slug)) {
+    const names = aliasesOf.get(alias.version_id);
+    if (names === undefined) aliasesOf.set(alias.version_id, [alias.name]);
+    else names.push(alias.name);
+  }
   return versions.map((v) => ({
     versionId: v.id,
+    previewUrl: versionPreviewUrl(deps.config, slug, v.id),
+    aliases: aliasesOf.get(v.id) ?? [],
     createdAt: iso(v.created_at)!,
     finalizedAt: iso(v.finalized_at),
     fileCount: v.file_count,
@@ -344,7 +354,10 @@ export async function listVersions(deps: PublishDeps, account: AccountRow, slug:
   }));
 }
 
-/** POST .../versions/:versionId/restore: an earlier finalized version becomes current. */
+/**
+ * POST .../versions/:versionId/restore: an earlier finalized version becomes current. Also how a preview
+ * (finalized with `live: false`) is promoted, even one of a site that was never live.
+ */
 export async function restoreVersion(
   deps: PublishDeps,
   account: AccountRow,

@@ -48,6 +48,7 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
       tags: [
         { name: 'auth', description: 'Sign in with an emailed code; get an API key' },
         { name: 'sites', description: 'Publish, update, finalize, list, inspect, copy, claim, delete' },
+        { name: 'aliases', description: 'Named preview hosts <slug>--<name> pointing at a version' },
         { name: 'account', description: 'Plan, usage and limits' },
         { name: 'variables', description: 'Encrypted site variables for the proxy' },
         { name: 'proxy-hosts', description: 'Hosts the site proxy may call' },

@@ -65,7 +65,13 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
 
     app.route({
       ...api.finalizeSite,
-      handler: async (req) => finalizeSite(deps, optionalAccount(req), req.params.slug, req.body.versionId),
+      handler: async (req) => {
+        const { versionId, live, alias } = req.body;
+        return finalizeSite(deps, optionalAccount(req), req.params.slug, versionId, {
+          ...(live === undefined ? {} : { live }),
+          ...(alias === undefined ? {} : { alias }),
+        });
+      },
     });
 
     app.route({

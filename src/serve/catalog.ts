@@ -23,7 +23,10 @@ import { loadSiteRecord, type SiteRecord } from './site-record.js';
 export interface SiteState {
   /** null: no site has this slug. */
   readonly record: SiteRecord | null;
-  /** The live version's manifest; null when the site is deleted, has no finalized version, or is unknown. */
+  /**
+   * The live version's manifest (for a preview or alias host: the manifest of its version); null when the
+   * site is deleted, has no finalized version, or is unknown.
+   */
   readonly manifest: VersionManifest | null;
   /** Set by a change event: the next request reloads (reusing the manifest when the version is the same). */
   stale: boolean;
@@ -59,6 +62,10 @@ export const MAX_SESSIONS_PER_SITE = 64;
 /** A variant must save at least this share of the bytes to be worth its memory and the Vary dance. */
 const MIN_COMPRESSION_SAVING = 0.05;
 
+/** Separates slug and version id in a preview state's key (no slug or version id contains a space). */
+const PREVIEW_KEY_SEPARATOR = ' ';
+const stateKey = (slug: string, versionId: string): string => slug + PREVIEW_KEY_SEPARATOR + versionId;
+
 interface Load<T> {
   readonly promise: Promise<T>;
   /** An event arrived while loading: the result is handed to the waiting requests but not cached. */
@@ -75,7 +82,13 @@ export class SiteCatalog {
   private readonly hostsBySlug = new Map<string, Set<string>>();
   /** Hostname -> epoch ms until which it is known to be unknown. */
   private readonly unknownHosts: ByteLru<string, number>;
+  /** Site states by slug (the live version) or by stateKey(slug, versionId) (a preview or alias host). */
   private readonly sites: LruPartition<SiteState>;
+  /**
+   * Slug -> the cached preview states of the site, kept in step with `sites` (its onDrop): a site's change
+   * event (delete, password, expiry) marks them stale with its live state.
+   */
+  private readonly previewKeysBySlug = new Map<string, Set<string>>();
   /** Content-addressed bytes never change, so events never touch this cache. */
   private readonly bodies: LruPartition<Buffer>;
   private readonly hostLoads = new Map<string, Load<HostRoute | null>>();
@@ -97,7 +110,14 @@ export class SiteCatalog {
         if (hosts?.size === 0) this.hostsBySlug.delete(slug);
       }
     });
-    this.sites = shared.partition<SiteState>('s');
+    this.sites = shared.partition<SiteState>('s', undefined, (key) => {
+      const at = key.indexOf(PREVIEW_KEY_SEPARATOR);
+      if (at < 0) return;
+      const slug = key.slice(0, at);
+      const keys = this.previewKeysBySlug.get(slug);
+      keys?.delete(key);
+      if (keys?.size === 0) this.previewKeysBySlug.delete(slug);
+    });
     this.bodies = shared.partition<Buffer>('b', Math.floor(shared.maxBytes * BODY_ITEM_SHARE));
   }
 
@@ -180,41 +200,53 @@ export class SiteCatalog {
 
   // ---- sites ------------------------------------------------------------------------------------
 
-  /** The cached, current state of a site, or undefined (not cached or invalidated: load it). */
-  siteNow(slug: string): SiteState | undefined {
-    const state = this.sites.get(slug);
+  /**
+   * The cached, current state of a site, or undefined (not cached or invalidated: load it). With
+   * `versionId` (a preview or alias host's mount), the state serving that version of the site.
+   */
+  siteNow(slug: string, versionId?: string): SiteState | undefined {
+    const state = this.sites.get(versionId === undefined ? slug : stateKey(slug, versionId));
     return state === undefined || state.stale ? undefined : state;
   }
 
-  loadSite(slug: string): Promise<SiteState> {
-    const running = this.siteLoads.get(slug);
+  loadSite(slug: string, versionId?: string): Promise<SiteState> {
+    const key = versionId === undefined ? slug : stateKey(slug, versionId);
+    const running = this.siteLoads.get(key);
     if (running !== undefined) return running.promise;
     const load: Load<SiteState> = {
       superseded: false,
-      promise: this.readSite(slug).then((state) => {
+      promise: this.readSite(slug, key, versionId).then((state) => {
         if (!load.superseded) {
           const bytes = SITE_STATE_BYTES + (state.manifest?.estimatedBytes ?? 0);
-          this.sites.set(slug, state, bytes);
+          if (this.sites.set(key, state, bytes) && versionId !== undefined) {
+            const keys = this.previewKeysBySlug.get(slug);
+            if (keys === undefined) this.previewKeysBySlug.set(slug, new Set([key]));
+            else keys.add(key);
+          }
         }
         return state;
       }),
     };
-    this.track(this.siteLoads, slug, load);
+    this.track(this.siteLoads, key, load);
     return load.promise;
   }
 
-  private async readSite(slug: string): Promise<SiteState> {
+  private async readSite(slug: string, key: string, versionId: string | undefined): Promise<SiteState> {
     const { db, blobs, logger } = this.options;
     const record = await loadSiteRecord(db, slug);
     let manifest: VersionManifest | null = null;
-    if (record !== null && !record.deleted && record.versionId !== null) {
+    const served = versionId ?? record?.versionId ?? null;
+    if (record !== null && !record.deleted && served !== null) {
       // A metadata change (title, password, expiry) keeps the version: reuse its manifest, whose
-      // entries carry computed variants.
-      const previous = this.sites.get(slug)?.manifest;
+      // entries carry computed variants. A preview of the live version shares the live manifest.
+      const previous = this.sites.get(key)?.manifest;
+      const live = versionId === undefined ? undefined : this.sites.get(slug)?.manifest;
       manifest =
-        previous?.versionId === record.versionId
+        previous?.versionId === served
           ? previous
-          : await loadVersionManifest({ db, blobs, logger }, record.versionId);
+          : live?.versionId === served
+            ? live
+            : await loadVersionManifest({ db, blobs, logger }, served);
     }
     return { record, manifest, stale: false, sessions: new Map() };
   }
@@ -322,6 +354,11 @@ export class SiteCatalog {
     const state = this.sites.get(slug);
     if (state !== undefined) state.stale = true;
     supersede(this.siteLoads, slug);
+    for (const key of this.previewKeysBySlug.get(slug) ?? []) {
+      const preview = this.sites.get(key);
+      if (preview !== undefined) preview.stale = true;
+      supersede(this.siteLoads, key);
+    }
     // The site may have just been created (its host was cached as unknown) or deleted (its links are
     // gone): forget every host that is unknown or serves this slug; they are cheap to resolve again.
     this.unknownHosts.clear();

@@ -1,5 +1,5 @@
-// The site server: answers every request whose Host is not the API host (sites, handles, custom
-// domains). This is the hot path; it runs in front of Fastify, reached through the fast path
+// The site server: answers every request whose Host is not the API host (sites, their preview and alias
+// hosts, handles, custom domains). This is the hot path; it runs in front of Fastify, reached through the fast path
 // (http1/connection.ts) for plain GET/HEAD or through node:http for the rest. Once warm, a request is
 // Map lookups (host -> site -> file -> bytes) and one send with a precomputed header object: no database
 // query, no file-system call, no framework.
@@ -44,6 +44,7 @@ import {
   UNAVAILABLE,
 } from './pages.js';
 import { type GateResponder, PasswordGate, type PasswordGateDeps } from './password-gate.js';
+import { PreviewResponse } from './preview.js';
 import { isWorkerScriptRequest, WorkerScriptResponse } from './service-worker.js';
 import { newResponseCounts, registerSiteMetrics } from './site-metrics.js';
 import { type PageResponder, serveGeneratedPage } from './viewer.js';
@@ -168,7 +169,8 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     }
   }
 
-  private serveHost(req: SiteRequestHead, res: SiteResponse, route: HostRoute | null): void {
+  private serveHost(req: SiteRequestHead, response: SiteResponse, route: HostRoute | null): void {
+    const res = route?.preview === true ? new PreviewResponse(response) : response;
     if (route === null) {
       this.sendPage(req, res, NOT_FOUND);
       return;
@@ -207,9 +209,9 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       sitePath = found.sitePath;
     }
 
-    const state = this.catalog.siteNow(mount.slug);
+    const state = this.catalog.siteNow(mount.slug, mount.versionId);
     if (state === undefined) {
-      this.after(req, res, this.catalog.loadSite(mount.slug), (loaded) =>
+      this.after(req, res, this.catalog.loadSite(mount.slug, mount.versionId), (loaded) =>
         this.serveSite(req, res, loaded, mount, sitePath, query),
       );
       return;

@@ -112,6 +112,30 @@ describe('slipway site management', () => {
     failed(await cli.run(['rollback', slug, 'ver_nope', '--json']), 2, 'NOT_FOUND');
   });
 
+  test('publish --preview --alias prints the preview; the live site stays until promote', async () => {
+    await writeFile(join(dir, 'index.html'), '<h1>v3</h1>');
+    const pre = ok(await cli.run(['publish', dir, '--preview', '--alias', 'staging', '--json']));
+    assert.equal(pre.slug, slug);
+    assert.match(pre.previewUrl, new RegExp(`^http://${slug}--[0-9][a-z0-9]{9}\\.localhost:${t.port}/$`));
+    assert.equal(pre.aliasUrl, `http://${slug}--staging.localhost:${t.port}/`);
+    assert.equal((await siteRequest(t, slug, '/')).text, '<h1>v2</h1>', 'the live site stays');
+    assert.equal((await hostRequest(t, `${slug}--staging.localhost:${t.port}`, '/')).text, '<h1>v3</h1>');
+    const versions = ok(await cli.run(['versions', slug, '--json'])).versions;
+    assert.equal(versions[0].versionId, pre.versionId);
+    assert.deepEqual(versions[0].aliases, ['staging']);
+    // The folder's base stays the live version: a later plain publish is no conflict.
+    const state = JSON.parse(await readFile(join(dir, '.slipway', 'state.json'), 'utf8'));
+    assert.notEqual(state.versionId, pre.versionId);
+
+    failed(await cli.run(['promote', slug, 'no-such-alias', '--json']), 1, 'NOT_FOUND');
+    const promoted = ok(await cli.run(['promote', slug, 'staging', '--json'], { cwd: dir }));
+    assert.equal(promoted.versionId, pre.versionId);
+    assert.equal((await siteRequest(t, slug, '/')).text, '<h1>v3</h1>');
+    // Back to v2 for the tests below.
+    ok(await cli.run(['rollback', slug, versions[1].versionId, '--json'], { cwd: dir }));
+    await writeFile(join(dir, 'index.html'), '<h1>v2</h1>');
+  });
+
   test('vars (value from stdin) and hosts', async () => {
     const set = ok(await cli.run(['vars', 'set', slug, 'API_TOKEN', '--json'], { input: 'tok-123\n' }));
     assert.deepEqual(set, { ok: true, stored: ['API_TOKEN'] });
@@ -257,6 +281,7 @@ const COMMANDS = [
   'meta',
   'versions',
   'rollback',
+  'promote',
   'vars',
   'vars set',
   'vars list',

@@ -47,7 +47,22 @@ describe('siteLabelOf', () => {
 describe('parseHost', () => {
   const cases: Array<[string, ReturnType<typeof parseHost>]> = [
     ['bright-canvas-a7k2qm.localhost', { kind: 'label', label: 'bright-canvas-a7k2qm' }],
-    ['old--name.localhost', { kind: 'label', label: 'old--name' }],
+    // `<slug>--<name>`: a preview host (a handle of that exact name, taken before `--` was refused in new
+    // handles, is looked up first: resolveHost).
+    ['old--name.localhost', { kind: 'preview', label: 'old--name', slug: 'old', name: 'name' }],
+    [
+      'bright-canvas-a7k2qm--3k9x0abcde.localhost',
+      {
+        kind: 'preview',
+        label: 'bright-canvas-a7k2qm--3k9x0abcde',
+        slug: 'bright-canvas-a7k2qm',
+        name: '3k9x0abcde',
+      },
+    ],
+    // No alias or label has these forms after `--`: only an old handle of that name could.
+    ['a--b.localhost', { kind: 'label', label: 'a--b' }],
+    ['abc--b--c.localhost', { kind: 'label', label: 'abc--b--c' }],
+    ['abc--1short.localhost', { kind: 'label', label: 'abc--1short' }],
     ['shop.customer.example', { kind: 'domain', domain: 'shop.customer.example' }],
     ['a.b.localhost', { kind: 'domain', domain: 'a.b.localhost' }],
     // No slug or handle has these forms: nothing to look up.

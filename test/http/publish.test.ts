@@ -437,13 +437,16 @@ describe('POST /api/v1/publish/:slug/finalize', () => {
     const out = await publish(t, SITE, { key });
     assert.ok(out.uploads.every((u) => u.status === 200));
     assert.equal(out.finalize?.status, 200, out.finalize?.text);
-    const { warnings, ...rest } = out.finalize!.body;
+    const { warnings, previewUrl, ...rest } = out.finalize!.body;
     assert.deepEqual(rest, {
       slug: out.slug,
       siteUrl: `http://${out.slug}.localhost:${t.port}/`,
       versionId: out.versionId,
       status: 'active',
+      live: true,
     });
+    // Beyond the spec (CONTRACT "Previews and aliases"): the version's own host.
+    assert.match(previewUrl, new RegExp(`^http://${out.slug}--[0-9][a-z0-9]{9}\\.localhost:${t.port}/$`));
     assert.deepEqual(warnings ?? [], []);
     const details = await t.api(`/api/v1/publish/${out.slug}`, { key });
     assert.equal(details.body.status, 'active');

@@ -21,6 +21,7 @@ const TOKEN_ROUTES = new Set([
   'PUT /api/v1/publish/:slug',
   'POST /api/v1/publish/:slug/finalize',
   'PUT /api/v1/_upload/*',
+  'PUT /api/v1/publish/:slug/aliases/:name',
 ]);
 
 function assertError(res: ApiResponse, status: number, code: string, what = '') {

@@ -351,6 +351,45 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.doesNotMatch(dash.text, /id="link-slug"/);
   });
 
+  test("the site page's versions link their preview hosts and aliases; Promote makes a preview live", async () => {
+    const b = new Browser(t);
+    const key = await signIn(t, 'previews-page@example.com');
+    const site = await publish(t, { 'index.html': '<p>live</p>' }, { key });
+    const next = await t.api(`/api/v1/publish/${site.slug}`, {
+      method: 'PUT',
+      key,
+      body: { files: [{ path: 'a.txt', size: 1, contentType: 'text/plain' }] },
+    });
+    const versionId = next.body.upload.versionId;
+    await fetch(next.body.upload.uploads[0].url.replace('//localhost:', '//127.0.0.1:'), {
+      method: 'PUT',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
+    const fin = await t.api(`/api/v1/publish/${site.slug}/finalize`, {
+      method: 'POST',
+      key,
+      body: { versionId, live: false, alias: 'staging' },
+    });
+    assert.equal(fin.status, 200, fin.text);
+    await signInWithBrowser(t, b, 'previews-page@example.com');
+    const page = await b.request(`/dashboard/sites/${site.slug}`);
+    assert.ok(page.text.includes(`<a href="${fin.body.previewUrl}" rel="noopener">preview</a>`), page.text);
+    assert.ok(
+      page.text.includes(
+        `<a href="http://${site.slug}--staging.localhost:${t.port}/" rel="noopener">staging</a>`,
+      ),
+    );
+    assert.match(page.text, new RegExp(`aria-label="Promote ${versionId} to live">Promote</button>`));
+    const promote = await b.request('/dashboard/sites/restore', {
+      method: 'POST',
+      form: { slug: site.slug, versionId, _csrf: csrfOf(page.text) },
+    });
+    assert.equal(promote.status, 303);
+    const versions = (await t.api(`/api/v1/publish/${site.slug}/versions`, { key })).body.versions;
+    assert.equal(versions.find((v: { current: boolean }) => v.current).versionId, versionId);
+  });
+
   test('next= never leaves this host', async () => {
     const b = new Browser(t);
     const done = await signInWithBrowser(t, b, 'redirect@example.com', '//evil.example/x');

@@ -274,8 +274,9 @@ describe('webhooks', { timeout: 120_000 }, () => {
       versionId: out.versionId,
       live: true,
       siteUrl: out.finalize!.body.siteUrl,
-      previewUrl: null,
+      previewUrl: out.finalize!.body.previewUrl,
     });
+    assert.match(String(body.data.previewUrl), new RegExp(`^http://${out.slug}--[a-z0-9]+\\.`));
     const log = await waitFor('delivered in the log', async () => {
       const [d] = await deliveries(id);
       return d?.status === 'delivered' ? d : undefined;

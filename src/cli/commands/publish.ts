@@ -26,6 +26,8 @@ interface PublishFlags {
   concurrency: number;
   force?: boolean;
   verbose?: boolean;
+  preview?: boolean;
+  alias?: string;
 }
 
 /** Parses a whole number >= 1 (commander option parser). */
@@ -49,6 +51,11 @@ export function registerPublish(program: Command): void {
     )
     .option('--concurrency <n>', 'parallel uploads', positiveInt, DEFAULT_UPLOAD_CONCURRENCY)
     .option(
+      '--preview',
+      'publish a preview: the version gets its own URL (<slug>--<label>) and the live site stays as it is',
+    )
+    .option('--alias <name>', 'point this alias (<slug>--<name>, e.g. staging or pr-42) at the new version')
+    .option(
       '--force',
       'replace the live version even if someone published since this folder was last published',
     )
@@ -70,6 +77,7 @@ Examples:
   slipway publish ./dist --slug bright-fox-42 # update a given site
   slipway publish report.pdf --ttl 86400      # one file, expires in a day
   slipway publish ./dist --json               # {"slug", "siteUrl", "uploaded", "skipped", ...}
+  slipway publish ./dist --preview --alias pr-42  # prints the preview URL; promote with slipway promote
   SLIPWAY_TOKEN=svc_site_... slipway publish ./dist --slug bright-fox-42   # from CI, with a deploy token`,
     )
     .action(action<PublishFlags>(publish));
@@ -154,6 +162,12 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
         hint: 'Run `slipway login` first.',
       });
     }
+    if (flags.alias !== undefined) {
+      throw new UserError('--alias needs an account: aliases belong to owned sites', {
+        code: 'NOT_LOGGED_IN',
+        hint: 'Run `slipway login` first.',
+      });
+    }
     if (here) {
       out.note(`note: without a key this publishes a new anonymous site; ${here.slug} is not updated.`);
       if (here.claimUrl)
@@ -171,7 +185,9 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
       fromState = false;
     }
   }
-  const baseVersionId = flags.force || !here || here.slug !== slug ? undefined : here.versionId;
+  // A preview leaves the live version as it is: nothing to conflict with.
+  const baseVersionId =
+    flags.force || flags.preview || !here || here.slug !== slug ? undefined : here.versionId;
 
   const progress = await createProgress(out);
   let earlyState: Promise<void> = Promise.resolve();
@@ -194,6 +210,8 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
       ...(site !== undefined ? { slug: site, baseVersionId: base } : {}),
       ...(flags.title !== undefined ? { title: flags.title } : {}),
       ...(flags.ttl !== undefined ? { ttlSeconds: flags.ttl } : {}),
+      ...(flags.preview ? { live: false } : {}),
+      ...(flags.alias !== undefined ? { alias: flags.alias } : {}),
       concurrency: flags.concurrency,
       onEvent,
     });
@@ -264,7 +282,13 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
   progress.stop();
   await earlyState;
 
-  const state: SiteState = { slug: outcome.slug, versionId: outcome.versionId, server: session.server };
+  // The folder's next publish is based on the live version: a preview does not change it.
+  const liveVersionId = outcome.live
+    ? outcome.versionId
+    : here?.slug === outcome.slug
+      ? here.versionId
+      : null;
+  const state: SiteState = { slug: outcome.slug, versionId: liveVersionId, server: session.server };
   if (outcome.claimToken) state.claimToken = outcome.claimToken;
   if (outcome.claimUrl) state.claimUrl = outcome.claimUrl;
   if (outcome.anonymous && outcome.expiresAt) state.expiresAt = outcome.expiresAt;
@@ -290,7 +314,21 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
   };
   if (outcome.claimUrl) doc.claimUrl = outcome.claimUrl;
   if (outcome.expiresAt) doc.expiresAt = outcome.expiresAt;
-  out.result(doc, () => out.line(outcome.siteUrl));
+  // The alias host is the site host's label with `--<name>` (CONTRACT "Previews and aliases").
+  const aliasUrl =
+    flags.alias === undefined
+      ? undefined
+      : outcome.siteUrl.replace(`//${outcome.slug}.`, `//${outcome.slug}--${flags.alias}.`);
+  if (flags.preview) {
+    doc.previewUrl = outcome.previewUrl;
+    if (aliasUrl !== undefined) doc.aliasUrl = aliasUrl;
+    if (!outcome.live)
+      out.note(
+        `preview only: ${outcome.siteUrl} still serves the live version; promote with \`slipway promote ${outcome.slug} ${flags.alias ?? outcome.versionId}\``,
+      );
+  }
+  if (aliasUrl !== undefined) out.note(`alias ${flags.alias}: ${aliasUrl}`);
+  out.result(doc, () => out.line(flags.preview ? outcome.previewUrl : outcome.siteUrl));
 }
 
 /**

@@ -1,4 +1,4 @@
-// `slipway list | info | delete | duplicate | claim | meta | versions | rollback`: managing sites.
+// `slipway list | info | delete | duplicate | claim | meta | versions | rollback | promote`: managing sites.
 
 import type { Command } from 'commander';
 import type { SiteSummary } from '../../api/sites.js';
@@ -170,18 +170,31 @@ Examples:
         const res = await (await session.authed()).versions(slug!);
         out.result(res, () =>
           out.table(
-            ['VERSION', 'FINALIZED', 'FILES', 'SIZE', ''],
+            ['VERSION', 'FINALIZED', 'FILES', 'SIZE', '', 'PREVIEW', 'ALIASES'],
             res.versions.map((v) => [
               v.versionId,
               formatDate(v.finalizedAt),
               String(v.fileCount),
               formatBytes(v.totalSize),
               v.current ? 'current' : '',
+              v.previewUrl,
+              v.aliases.join(', '),
             ]),
           ),
         );
       }),
     );
+
+  program
+    .command('promote')
+    .description('make a version live: a preview, by its versionId, alias or label (the restore endpoint)')
+    .argument('<slug>')
+    .argument('<version>', 'versionId, alias name (e.g. staging) or preview label')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  slipway promote bright-fox-42 staging\n  slipway promote bright-fox-42 ver_...',
+    )
+    .action(action(promote));
 
   program
     .command('rollback')
@@ -215,6 +228,37 @@ Examples:
         out.result(res, () => out.line(`${slug} now serves ${res.versionId}: ${res.siteUrl}`));
       }),
     );
+}
+
+/**
+ * `slipway promote <slug> <versionId|alias|label>`: the version becomes live (the restore endpoint). An
+ * alias name or a preview label is looked up first.
+ */
+async function promote(session: Session, [slug, wanted]: string[]): Promise<void> {
+  const { out } = session;
+  const client = await session.authed();
+  let versionId = wanted!;
+  if (!versionId.startsWith('ver_')) {
+    const { aliases } = await client.listAliases(slug!);
+    const alias = aliases.find((a) => a.name === wanted);
+    const byLabel = alias
+      ? undefined
+      : (await client.versions(slug!)).versions.find((v) => v.previewUrl.includes(`//${slug}--${wanted}.`));
+    const found = alias?.versionId ?? byLabel?.versionId;
+    if (found === undefined) {
+      throw new UserError(`${slug} has no alias or version ${wanted}`, {
+        code: 'NOT_FOUND',
+        hint: `\`slipway versions ${slug}\` lists its versions and aliases.`,
+      });
+    }
+    versionId = found;
+  }
+  const res = await client.restoreVersion(slug!, versionId);
+  // The folder that published the site now bases its next publish on the promoted version.
+  for (const { path, state } of await statesHere(session, slug!)) {
+    await writeState(path, { ...state, versionId: res.versionId });
+  }
+  out.result(res, () => out.line(`${slug} now serves ${res.versionId}: ${res.siteUrl}`));
 }
 
 /** State files of the current folder that remember `slug` on this server. */

@@ -11,6 +11,7 @@ import { addDomain, type DomainDeps, deleteDomain, listDomains, verifyDomain } f
 import { ApiError } from '../../core/errors.js';
 import { formatBytes } from '../../core/format.js';
 import { type HandleDeps, putHandle } from '../../core/handle.js';
+import { previewUrl } from '../../core/hosts.js';
 import { createLink, deleteLink, type LinkDeps, listLinks } from '../../core/links.js';
 import {
   deleteProxyHost,
@@ -344,7 +345,7 @@ ${
 ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
 <ul>${versions.map(
           (v) =>
-            html`<li>${timeTag(v.createdAt)} · ${plural(v.fileCount, 'file')} · <span class="muted">${v.versionId}</span>${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Restore ${v.versionId}">Restore</button></form>`}</li>`,
+            html`<li>${timeTag(v.createdAt)} · ${plural(v.fileCount, 'file')} · <span class="muted">${v.versionId}</span> · <a href="${v.previewUrl}" rel="noopener">preview</a>${v.aliases.map((name) => html` · alias <a href="${previewUrl(publishDeps.config, slug, name)}" rel="noopener">${name}</a>`)}${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Promote ${v.versionId} to live">Promote</button></form>`}</li>`,
         )}</ul>
 <h2>Files</h2>
 <details id="files"${site.files.length <= FILES_SHOWN_OPEN ? html` open` : ''}><summary>${plural(site.files.length, 'file')}, ${formatBytes(
@@ -426,7 +427,7 @@ ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` :
     });
     action('/dashboard/sites/restore', sitePage, async (s, b) => {
       await restoreVersion(publishDeps, s.account, b.slug ?? '', b.versionId ?? '');
-      return 'Version restored.';
+      return 'Version promoted: it is live now.';
     });
     action('/dashboard/sites/duplicate', home, async (s, b) => {
       const copy = await duplicateSite(publishDeps, s.account, b.slug ?? '');

@@ -91,6 +91,9 @@ function llmsTxt(config: PagesConfig): string {
 3. POST ${base}/api/v1/publish/<slug>/finalize with {"versionId"}. The site is live at siteUrl.
 Update an owned site: PUT ${base}/api/v1/publish/<slug> with the full manifest and hashes; unchanged
 files come back in upload.skipped and need no upload. Then finalize.
+Preview instead: finalize with {"versionId","live":false,"alias":"pr-42"?}: the live site stays, the
+version is at previewUrl (<slug>--<label>) and the alias at <slug>--pr-42; promote it with
+POST ${base}/api/v1/publish/<slug>/versions/<versionId>/restore.
 
 ## Accounts
 POST ${base}/api/auth/agent/request-code {"email"} -> a code XXXX-XXXX by mail;

@@ -3,6 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { versionLabel } from '../../shared/preview-names.js';
 
 const migrations: Record<string, Migration> = {
   '001_initial': {
@@ -350,6 +351,39 @@ const migrations: Record<string, Migration> = {
         .createIndex('sites_owner_expires_idx')
         .on('sites')
         .columns(['owner_id', 'expires_at'])
+        .execute();
+    },
+  },
+  /**
+   * Issue 24: previews and aliases. Every version gets its label (the name of its preview host), looked up
+   * by site and label; older versions get theirs here, from their ids. A site's aliases point at its
+   * versions by name.
+   */
+  '011_previews': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('versions').addColumn('label', 'text').execute();
+      for (;;) {
+        const rows = await sql<{ id: string }>`
+          select id from versions where label is null limit 500
+        `.execute(db);
+        if (rows.rows.length === 0) break;
+        for (const { id } of rows.rows) {
+          await sql`update versions set label = ${versionLabel(id)} where id = ${id}`.execute(db);
+        }
+      }
+      await db.schema
+        .createIndex('versions_site_label_idx')
+        .on('versions')
+        .columns(['site_slug', 'label'])
+        .execute();
+      await db.schema
+        .createTable('site_aliases')
+        .addColumn('site_slug', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('version_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('site_aliases_pk', ['site_slug', 'name'])
         .execute();
     },
   },

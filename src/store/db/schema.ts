@@ -63,6 +63,11 @@ export interface VersionTable {
   upload_expires_at: number;
   file_count: number;
   total_size: number;
+  /**
+   * The version's label (shared/version-label.ts, derived from `id`): its preview host is
+   * `<slug>--<label>.<site domain>`. Written by insertVersion; migration 011 filled older rows.
+   */
+  label: Generated<string | null>;
 }
 
 export interface VersionFileTable {
@@ -214,6 +219,16 @@ export interface SessionTable {
   expires_at: number;
 }
 
+/** A named alias of a site (`<slug>--<name>.<site domain>`) pointing at one of its finalized versions. */
+export interface SiteAliasTable {
+  site_slug: string;
+  /** 1-30 of a-z0-9-, starting with a letter (core/aliases.ts). */
+  name: string;
+  version_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
 /** A deploy token (issue 24): may publish one site of its owner; the token itself is never stored. */
 export interface DeployTokenTable {
   /** `dtk_...`, what the owner revokes it by. */
@@ -291,6 +306,7 @@ export interface Database {
   domains: DomainTable;
   links: LinkTable;
   sessions: SessionTable;
+  site_aliases: SiteAliasTable;
   deploy_tokens: DeployTokenTable;
   tls_certificates: TlsCertificateTable;
   acme_challenges: AcmeChallengeTable;

@@ -4,6 +4,7 @@ import type { Transaction } from 'kysely';
 import type { Executor } from '../db.js';
 import type { Database, SiteTable } from '../schema.js';
 import { addUsage } from './account.js';
+import { deleteAliasesOf } from './alias.js';
 import { deleteSiteDeployTokens } from './deploy-token.js';
 import { deleteLinksWhere } from './link.js';
 import { deleteProxyHosts } from './proxy-host.js';
@@ -128,7 +129,7 @@ export async function changeSite(
 
 /**
  * Deletes a site: the row stays as a tombstone (the slug is never reissued) with nothing left on it, and its
- * versions, variables, proxy hosts, links and deploy tokens go in the same transaction. The owner's usage drops by changeSite.
+ * versions, aliases, variables, proxy hosts, links and deploy tokens go in the same transaction. The owner's usage drops by changeSite.
  */
 export async function tombstoneSite(trx: Transaction<Database>, slug: string, now: number): Promise<void> {
   await changeSite(trx, slug, {
@@ -142,6 +143,7 @@ export async function tombstoneSite(trx: Transaction<Database>, slug: string, no
     claim_token_hash: null,
   });
   await deleteVersionsOf(trx, slug);
+  await deleteAliasesOf(trx, slug);
   await deleteSiteVariables(trx, slug);
   await deleteProxyHosts(trx, slug);
   await deleteLinksWhere(trx, { slug });

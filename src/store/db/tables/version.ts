@@ -1,11 +1,12 @@
 // Queries of versions, their files (manifests) and the blob index.
 
-import type { QueryCreator } from 'kysely';
+import type { QueryCreator, Selectable } from 'kysely';
+import { versionLabel } from '../../../shared/preview-names.js';
 import type { Db, Executor } from '../db.js';
 import type { BlobScanTable, Database, VersionFileTable, VersionTable } from '../schema.js';
 import { insertBlobScan } from './blob-scan.js';
 
-export type VersionRow = VersionTable;
+export type VersionRow = Selectable<VersionTable>;
 export type VersionFileRow = VersionFileTable;
 
 /**
@@ -15,8 +16,16 @@ export type VersionFileRow = VersionFileTable;
  */
 const INSERT_CHUNK_ROWS = 1000;
 
-export async function insertVersion(db: Executor, row: VersionRow, files: VersionFileRow[]): Promise<void> {
-  await db.insertInto('versions').values(row).execute();
+/** A new version; its label is derived from its id here (a copied row's label is never kept). */
+export async function insertVersion(
+  db: Executor,
+  row: Omit<VersionRow, 'label'> & { label?: string | null },
+  files: VersionFileRow[],
+): Promise<void> {
+  await db
+    .insertInto('versions')
+    .values({ ...row, label: versionLabel(row.id) })
+    .execute();
   for (let i = 0; i < files.length; i += INSERT_CHUNK_ROWS) {
     await db
       .insertInto('version_files')
@@ -155,6 +164,22 @@ export function finalizedVersions(db: Executor, slug: string): Promise<VersionRo
     .orderBy('finalized_at', 'desc')
     .orderBy('created_at', 'desc')
     .execute();
+}
+
+/** The site's finalized version with this label (its preview host's version), or undefined. */
+export function finalizedVersionByLabel(
+  db: Executor,
+  slug: string,
+  label: string,
+): Promise<Pick<VersionRow, 'id'> | undefined> {
+  return db
+    .selectFrom('versions')
+    .select('id')
+    .where('site_slug', '=', slug)
+    .where('label', '=', label)
+    .where('status', '=', 'finalized')
+    .orderBy('created_at')
+    .executeTakeFirst();
 }
 
 /** Deletes every version of a site and their file lists (site delete). */
