@@ -185,6 +185,22 @@ export function deployTokenMayCall(req: FastifyRequest, token: DeployTokenCaller
   return (req.params as { slug?: unknown } | undefined)?.slug === token.slug;
 }
 
+/**
+ * A field of a token-allowed route that only the owner may send: 403 FORBIDDEN when a deploy token sent it.
+ * The publish body's `viewer` sets the site's title, description and preview image, the same columns as
+ * PATCH .../metadata, which a token may not call; so a token may not set them through the publish either.
+ */
+export function refuseOwnerField(req: FastifyRequest, present: boolean, what: string): void {
+  if (!req.deployToken || !present) return;
+  throw new ApiError(
+    'FORBIDDEN',
+    `A deploy token may publish files only; ${what} needs the owner's API key.`,
+    {
+      hint: 'Leave the field out of a token\u2019s publish; set it with SLIPWAY_API_KEY (or in the dashboard).',
+    },
+  );
+}
+
 const tokenForbidden = (token: DeployTokenCaller) =>
   new ApiError(
     'FORBIDDEN',

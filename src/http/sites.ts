@@ -24,7 +24,7 @@ import {
   updateMetadata,
 } from '../core/sites.js';
 import type { AccountRow } from '../store/db/tables/account.js';
-import { requireAccount } from './rate-limit.js';
+import { refuseOwnerField, requireAccount } from './rate-limit.js';
 
 /** Spec response shape: the anonymous fields sit at the top level. */
 function publishReply(r: PublishResult): api.PublishReply {
@@ -59,8 +59,15 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
 
     app.route({
       ...api.updateSite,
-      handler: async (req) =>
-        publishReply(await updateSite(deps, requireAccount(req), req.params.slug, req.body)),
+      handler: async (req) => {
+        const account = requireAccount(req);
+        refuseOwnerField(
+          req,
+          req.body.viewer !== undefined,
+          "`viewer` (the site's title, description and preview image) is metadata and",
+        );
+        return publishReply(await updateSite(deps, account, req.params.slug, req.body));
+      },
     });
 
     app.route({
