@@ -67,8 +67,9 @@ export interface Operation {
   config: {
     api: OperationDocs;
     /**
-     * A deploy token (`svc_site_...`) may call this route (issue 24), on its own site only when the path has
-     * `:slug`. Every route without it answers a token 403 FORBIDDEN (src/http/rate-limit.ts).
+     * A deploy token (`svc_site_...`) may call this route (issue 24), on its own site: the path must name the
+     * site as `:slug` (only the signed upload addresses are exempt; any other marked route without `:slug` still
+     * refuses tokens). Every route without it answers a token 403 FORBIDDEN (src/http/rate-limit.ts).
      */
     deployToken?: true;
   };

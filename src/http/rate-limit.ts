@@ -12,6 +12,7 @@ import { ApiError, unauthorized } from '../core/errors.js';
 import { checkRateLimit, type RateDecision } from '../core/rate-limit.js';
 import { accountForAuthorization } from '../core/signin.js';
 import { type DeployTokenCaller, deployTokenCaller, isDeployTokenAuthorization } from '../core/tokens.js';
+import { UPLOAD_PATH_PREFIX } from '../core/upload-token.js';
 import type { Clock } from '../shared/clock.js';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
@@ -175,13 +176,21 @@ const markedForTokens = (req: FastifyRequest): boolean =>
 const namesSite = (req: FastifyRequest): boolean => /(^|\/):slug(\/|$)/.test(req.routeOptions.url ?? '');
 
 /**
- * The scope rule of deploy tokens: a route marked `deployToken: true` and, when its path has `:slug`, that
- * slug is the token's site. A marked route without `:slug` (the upload addresses) authorizes by its own
- * signed address, which a token neither needs nor widens.
+ * The upload addresses: marked for tokens without a `:slug`, because each address carries its own signature
+ * (bound to one version of one site), which a token neither needs nor widens.
+ */
+const isSignedUpload = (req: FastifyRequest): boolean =>
+  (req.routeOptions.url ?? '').startsWith(UPLOAD_PATH_PREFIX);
+
+/**
+ * The scope rule of deploy tokens: a route marked `deployToken: true` whose path's `:slug` is the token's
+ * site, or the upload addresses. A marked route that names no site in its path (its site coming from the
+ * body, the query, a version id or a differently named parameter) is refused: the rule cannot tell which
+ * site it acts on, so it fails closed rather than letting a token reach every site through it.
  */
 export function deployTokenMayCall(req: FastifyRequest, token: DeployTokenCaller): boolean {
   if (!markedForTokens(req)) return false;
-  if (!namesSite(req)) return true;
+  if (!namesSite(req)) return isSignedUpload(req);
   return (req.params as { slug?: unknown } | undefined)?.slug === token.slug;
 }
 
@@ -216,7 +225,7 @@ const tokenForbidden = (token: DeployTokenCaller) =>
 export async function checkDeployTokenScope(deps: RateLimitDeps, req: FastifyRequest): Promise<void> {
   const header = req.headers.authorization;
   if (!isDeployTokenAuthorization(header) || req.routeOptions.url === undefined) return;
-  if (markedForTokens(req) && !namesSite(req)) return;
+  if (markedForTokens(req) && isSignedUpload(req)) return;
   let token = req.deployToken;
   // Routes the limiter does not count (pages, operations, the proxy) resolved no caller: look it up here.
   if (token === null && req.rate === null) {

@@ -4,7 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { FastifyRequest } from 'fastify';
 import { deployTokenCaller } from '../../src/core/tokens.js';
+import { deployTokenMayCall } from '../../src/http/rate-limit.js';
 import { type ApiResponse, rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { assertPublished, manifestOf, publish } from '../helpers/publish.js';
 
@@ -183,5 +185,30 @@ describe('deploy tokens under attack', () => {
     assert.equal((await deployTokenCaller(t.ctx.db, header, expiresAt - 1))?.token.id, created.body.id);
     assert.equal(await deployTokenCaller(t.ctx.db, header, expiresAt), undefined);
     assert.equal(await deployTokenCaller(t.ctx.db, header, expiresAt + 1), undefined);
+  });
+});
+
+describe('the deploy-token scope rule on routes marked for tokens', () => {
+  const token = { id: 'dtk_x', slug: 'bright-fox-42', name: 'ci' };
+  const req = (url: string, params: Record<string, string> = {}) =>
+    ({ routeOptions: { url, config: { deployToken: true } }, params }) as unknown as FastifyRequest;
+
+  test("a marked route is open only on the token's own :slug, or the signed upload addresses", () => {
+    assert.equal(deployTokenMayCall(req('/api/v1/publish/:slug', { slug: 'bright-fox-42' }), token), true);
+    assert.equal(deployTokenMayCall(req('/api/v1/publish/:slug', { slug: 'other-site-1' }), token), false);
+    assert.equal(deployTokenMayCall(req('/api/v1/_upload/*', { '*': 'k' }), token), true);
+  });
+
+  test('a marked route whose site is not a :slug of its path fails closed (body, query, version id, other names)', () => {
+    // Were one of these opened to tokens, the rule could not see which site it acts on: refuse, never let
+    // a token of one site reach every site through it.
+    for (const [url, params] of [
+      ['/api/v1/publish/archive', {}],
+      ['/api/v1/versions/:versionId/promote', { versionId: 'ver_x' }],
+      ['/api/v1/sites/:site/aliases/:name', { site: 'bright-fox-42', name: 'pr-1' }],
+      ['/api/v1/publish/:slugs/x', { slugs: 'bright-fox-42' }],
+    ] as const) {
+      assert.equal(deployTokenMayCall(req(url, params), token), false, url);
+    }
   });
 });
