@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { deployTokenCaller } from '../../src/core/tokens.js';
 import { deployTokenMayCall } from '../../src/http/rate-limit.js';
 import { type ApiResponse, rawRequest, signIn, startTestApp, type TestApp } from '../helpers/app.js';
-import { assertPublished, manifestOf, publish } from '../helpers/publish.js';
+import { assertPublished, manifestOf, publish, update } from '../helpers/publish.js';
 
 function assertSpecError(res: { status: number; text: string; body?: unknown }, what: string) {
   assert.ok(res.status >= 400 && res.status < 500, `${what}: ${res.status} ${res.text}`);
@@ -171,6 +171,39 @@ describe('deploy tokens under attack', () => {
       body: { files: manifestOf({ 'index.html': 'x' }), viewer: { title: 'mine' } },
     });
     assert.equal(owner.status, 200, owner.text);
+  });
+
+  test('a build that bakes the token (or the owner key) into the site is refused: SECRET_DETECTED, nothing goes live', async () => {
+    const before = (
+      await rawRequest(t.port, { host: `${slug}.localhost:${t.port}`, path: '/' })
+    ).body.toString();
+    const leaks: Array<[string, string]> = [
+      [token, 'slipway_deploy_token'],
+      [key, 'slipway_api_key'],
+    ];
+    for (const [secret, type] of leaks) {
+      const out = await update(t, token, slug, {
+        'index.html': '<h1>built</h1><script src="app.js"></script>',
+        'app.js': `const cfg = { deploy: "${secret}" };`,
+      });
+      assert.equal(out.finalize?.status, 400, out.finalize?.text);
+      assert.equal(out.finalize?.body.code, 'SECRET_DETECTED');
+      assert.deepEqual(
+        out.finalize?.body.detectedSecrets.map((d: { type: string; path: string }) => [d.type, d.path]),
+        [[type, 'app.js']],
+      );
+      assert.ok(!out.finalize?.text.includes(secret.slice(9)), 'the refusal does not echo the secret');
+    }
+    const after = (
+      await rawRequest(t.port, { host: `${slug}.localhost:${t.port}`, path: '/' })
+    ).body.toString();
+    assert.equal(after, before);
+    // The documentation's example shapes are public and never block a publish.
+    const docs = await update(t, token, slug, {
+      'index.html':
+        '<p>svc_site_0123456789abcdef0123456789abcdef and svc_live_995ae26666e8074a088f08d2a5f7cf56</p>',
+    });
+    assert.equal(docs.finalize?.status, 200, docs.finalize?.text);
   });
 
   test('a token works until the millisecond before expiresAt and is an unknown key at expiresAt', async () => {

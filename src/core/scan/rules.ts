@@ -380,6 +380,12 @@ function tokenPattern(prefix: string, rest: string): RegExp {
   return new RegExp(`(?:${prefix})(?<=${TOKEN_BOUNDARY}(?:${prefix}))${rest}`, 'g');
 }
 
+/** The secret parts of the deploy token and API key the OpenAPI examples show (src/api/tokens.ts, examples.ts). */
+const SLIPWAY_DOC_EXAMPLES = new Set([
+  '0123456789abcdef0123456789abcdef',
+  '995ae26666e8074a088f08d2a5f7cf56',
+]);
+
 export const DETECTION_RULES: readonly DetectionRule[] = [
   {
     type: 'google_service_account_key',
@@ -427,6 +433,25 @@ export const DETECTION_RULES: readonly DetectionRule[] = [
     prefixes: ['rk_'],
     pattern: tokenPattern('rk_', String.raw`(?:live|test)_(?<secret>[0-9A-Za-z]{20,247})\b`),
     check: (s) => randomLooking(s),
+  },
+  // Slipway's own credentials: a deploy token baked into a CI build (an inlined env var, a config file in
+  // the output folder) would let every visitor publish the site; an API key, act as its account. The
+  // shapes of src/core/tokens.ts and signin.ts; the two examples of the API's own documentation are public.
+  {
+    type: 'slipway_deploy_token',
+    variableName: 'SLIPWAY_TOKEN',
+    proxyHosts: [],
+    prefixes: ['svc_site_'],
+    pattern: tokenPattern('svc_site_', '(?<secret>[0-9a-f]{32})(?![0-9A-Za-z_])'),
+    check: (s) => randomLooking(s) && !SLIPWAY_DOC_EXAMPLES.has(s),
+  },
+  {
+    type: 'slipway_api_key',
+    variableName: 'SLIPWAY_API_KEY',
+    proxyHosts: [],
+    prefixes: ['svc_live_'],
+    pattern: tokenPattern('svc_live_', '(?<secret>[0-9a-f]{32})(?![0-9A-Za-z_])'),
+    check: (s) => randomLooking(s) && !SLIPWAY_DOC_EXAMPLES.has(s),
   },
   {
     type: 'stripe_webhook_secret',
