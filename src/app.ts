@@ -31,6 +31,7 @@ import type { TlsAskDeps } from './core/tls-ask.js';
 import type { UploadDeps } from './core/upload.js';
 import type { VariableDeps } from './core/variables.js';
 import { accountRoutes } from './http/account.js';
+import { archiveRoutes } from './http/archive.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
 import { registerClientAddress } from './http/client-address.js';
@@ -288,6 +289,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   await app.register(authRoutes(services.signIn));
   await app.register(accountRoutes(services.account));
   await app.register(siteRoutes(services.publish));
+  await app.register(archiveRoutes(services.publish));
   await app.register(uploadRoutes(services.uploads));
   await app.register(variableRoutes(services.secrets));
   await app.register(proxyHostRoutes(services.secrets));

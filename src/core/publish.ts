@@ -101,7 +101,7 @@ function validatedManifest(deps: PublishDeps, account: AccountRow | null, files:
   });
 }
 
-function storageExceeded(limitBytes: number, wouldUse: number): ApiError {
+export function storageExceeded(limitBytes: number, wouldUse: number): ApiError {
   return new ApiError(
     'STORAGE_EXCEEDED',
     `This publish would use ${formatBytes(wouldUse)} (${wouldUse} bytes) of storage; the plan allows ${formatBytes(limitBytes)} (${limitBytes} bytes).`,
@@ -330,12 +330,22 @@ export async function updateSite(
   });
 }
 
+/**
+ * How a finalize makes its version public (issue 24, previews): `live: false` finalizes without moving the
+ * live version, `alias` points a named alias at it. The archive deploy passes them through.
+ */
+export interface FinalizeOptions {
+  live?: boolean;
+  alias?: string;
+}
+
 /** POST /api/v1/publish/:slug/finalize. */
 export async function finalizeSite(
   deps: PublishDeps,
   account: AccountRow | null,
   slug: string,
   versionId: unknown,
+  _options: FinalizeOptions = {},
 ): Promise<FinalizeReply> {
   const site = await findLiveSite(deps.db.kysely, slug);
   if (!site) throw notFound(`Site "${slug}" not found`);
