@@ -99,6 +99,14 @@ function answerAsteriskForm(req: IncomingMessage, res: ServerResponse): void {
     .end(body);
 }
 
+/**
+ * How long a whole request may take to arrive. node:http's default (300 s) cut a 200 MB archive deploy or
+ * upload on a link under 0.7 MB/s; bodies are bounded by the pace rule (src/core/body-pace.ts) and heads
+ * by headersTimeout, so this only caps a body that keeps the pace for very long: an hour, the life of an
+ * upload address.
+ */
+export const REQUEST_TIMEOUT_MS = 3_600_000;
+
 /** Two years, without includeSubDomains: sites and handles under SITE_DOMAIN decide for themselves. */
 const HSTS = 'max-age=63072000';
 
@@ -243,6 +251,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.server.requestTimeout = REQUEST_TIMEOUT_MS;
   registerClientAddress(app, config.trustProxy);
   registerRequestBodies(app, services.bodyPace);
   registerJsonParser(app);

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { REQUEST_TIMEOUT_MS } from '../../src/app.js';
 import { BLOB_MIN_AGE_MS } from '../../src/core/sweeper.js';
 import { rawRequest, signIn, startTestApp, sweepNow, type TestApp } from '../helpers/app.js';
 import { sha256 } from '../helpers/publish.js';
@@ -333,6 +334,13 @@ describe('archive deploys', () => {
     });
     assert.equal(res.status, 413, res.body);
     assert.equal(JSON.parse(res.body).code, 'INVALID_REQUEST');
+  });
+
+  test('a long archive upload is not cut by node:http after 300 s: requests may take an hour', () => {
+    // Bodies are bounded by the pace rule; node's default requestTimeout (300 s) cut a 200 MB archive on a
+    // link under 0.7 MB/s.
+    assert.equal(t.app.server.requestTimeout, REQUEST_TIMEOUT_MS);
+    assert.ok(REQUEST_TIMEOUT_MS >= 3_600_000);
   });
 
   test('a secret in a file: the finalize refusal, no live change, no anonymous site', async () => {
