@@ -553,7 +553,22 @@ async function publishArchive(
   const client = session.client;
   let slug: string | undefined;
   let fromState = false;
-  if (!client.apiKey) {
+  // SLIPWAY_TOKEN (deploy tokens, issue 24 part 1: the session says so once merged) updates its own site only.
+  if ((session as { deployToken?: boolean }).deployToken === true) {
+    slug = flags.slug ?? here?.slug;
+    if (slug === undefined) {
+      throw new UserError('SLIPWAY_TOKEN is a deploy token: it can only update the site it was made for', {
+        code: 'NEEDS_SLUG',
+        hint: `Run \`slipway publish ${target} --archive --slug <its site>\`.`,
+      });
+    }
+    if (flags.title !== undefined || flags.ttl !== undefined) {
+      throw new UserError("--title and --ttl change the site's metadata, which needs the owner's API key", {
+        code: 'NEEDS_KEY',
+        hint: 'A deploy token may only publish new versions; set them with SLIPWAY_API_KEY.',
+      });
+    }
+  } else if (!client.apiKey) {
     if (flags.slug !== undefined) await session.authed();
     if (flags.ttl !== undefined) {
       throw new UserError('--ttl needs an account: anonymous sites expire after 24 hours', {
