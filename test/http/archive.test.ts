@@ -266,6 +266,15 @@ describe('archive deploys', () => {
         return gzipSync(bytes);
       },
     ],
+    ['a pax record over 64 KiB', () => tgz([{ name: 'x', pax: { path: 'a'.repeat(70_000) }, body: 'x' }])],
+    [
+      'more than 10,000 entries (folders cost no storage but are bounded too)',
+      () =>
+        tgz([
+          ...Array.from({ length: 10_001 }, (_, i) => ({ name: `./d${i}/`, type: '5' })),
+          { name: './index.html', body: 'x' },
+        ]),
+    ],
     [
       'a pax record that lies about its length',
       () => {
