@@ -7,7 +7,11 @@
 //     binary (random bytes, application/octet-stream, which the secret scan skips) and text (generated
 //     .html/.js/.css/.json/.map/.svg/.md of the same sizes, which finalize scans; bench/scan.ts's seeded
 //     generator, no secrets in it), so the scan's cost shows as the difference;
-// (3) server RSS growth while one 200 MB file streams in;
+// (1b) the same 1000 files / 50 MB as one archive deploy (POST /api/v1/publish/archive: a tar.gz, one
+//     request), in the same rounds: the tar.gz is made before the clock starts, as the three-step flow's
+//     hashes are (issue 24: the archive should be faster);
+// (3) server RSS growth while one 200 MB file streams in, and while a 200 MB archive (four 50 MB files of
+//     random bytes, tar.gz made as it is sent) streams in;
 // (4) one account publishing many one-file sites, 16 at a time: the rate up to the 1,000th site and from
 //     the 1,000th on (issue 9: publishing must not slow down as an account grows).
 // Options: `-- --backend embedded|scaleout` runs one set; `-- --sites N` (default 5000, 0 skips (4));
@@ -20,6 +24,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { ARCHIVE_GZIP_LEVEL, tarStream } from '../src/client/archive.js';
 import { Client, type LocalFile, manifestOf, sha256 } from './lib/client.js';
 import { type Backend, type BackendName, embeddedBackend, scaleoutBackend } from './lib/serve-backends.js';
 import { freePort, preferredMode, REPO_ROOT, type Service, signIn, startService } from './lib/service.js';
@@ -192,6 +199,84 @@ async function publishRound(
   };
 }
 
+interface ArchiveRound {
+  totalS: number;
+  /** Size of the tar.gz sent. */
+  archiveMB: number;
+}
+
+/** The gzip of the tar of `files` (made before timing, as the three-step flow's hashes are). */
+async function archiveOf(files: LocalFile[]): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const gz = Readable.from(
+    tarStream(files.map((f) => ({ path: f.path, size: f.size, bytes: f.bytes }))),
+  ).pipe(createGzip({ level: ARCHIVE_GZIP_LEVEL }));
+  for await (const chunk of gz) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** One archive deploy of a new site: POST /api/v1/publish/archive, the whole publish in one request. */
+async function archiveRound(client: Client, archive: Buffer): Promise<ArchiveRound> {
+  const t0 = performance.now();
+  const res = await client.raw(
+    'POST',
+    `${client.base}/api/v1/publish/archive`,
+    {
+      authorization: `Bearer ${client.key}`,
+      'content-type': 'application/gzip',
+      'content-length': archive.length,
+    },
+    archive,
+  );
+  const t1 = performance.now();
+  if (res.status !== 201) throw new Error(`archive deploy answered ${res.status}: ${res.body.toString()}`);
+  return { totalS: (t1 - t0) / 1000, archiveMB: archive.length / MB };
+}
+
+/** Server RSS growth while a 200 MB archive (four 50 MB random files, gzipped as sent) streams in. */
+async function bigArchive(client: Client, pid: number) {
+  const parts = 4;
+  const seed = randomBytes(16);
+  const files = Array.from({ length: parts }, (_, i) => ({
+    path: `big-${i}.bin`,
+    size: BIG_FILE_BYTES / parts,
+    body: () => bigBody(Buffer.from(seed.map((b) => b ^ i)), BIG_FILE_BYTES / parts),
+  }));
+  const before: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    before.push(rssBytes(pid));
+    await new Promise((r) => setTimeout(r, RSS_SAMPLE_MS));
+  }
+  const baseline = stats(before).median;
+  const samples: number[] = [];
+  const timer = setInterval(() => samples.push(rssBytes(pid)), RSS_SAMPLE_MS);
+  const t0 = performance.now();
+  const body = Readable.from(tarStream(files)).pipe(createGzip({ level: ARCHIVE_GZIP_LEVEL }));
+  const res = await client.raw(
+    'POST',
+    `${client.base}/api/v1/publish/archive`,
+    {
+      authorization: `Bearer ${client.key}`,
+      'content-type': 'application/gzip',
+      'transfer-encoding': 'chunked',
+    },
+    body,
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(timer);
+  samples.push(rssBytes(pid));
+  if (res.status !== 201) throw new Error(`200 MB archive answered ${res.status}: ${res.body.toString()}`);
+  const peak = Math.max(...samples);
+  return {
+    baselineMB: baseline / MB,
+    peakMB: peak / MB,
+    growthMB: (peak - baseline) / MB,
+    samples: samples.length,
+    seconds,
+    throughputMBps: BIG_FILE_BYTES / MB / seconds,
+  };
+}
+
 async function republishRound(
   client: Client,
   slug: string,
@@ -305,8 +390,12 @@ interface Run {
   client: Client;
   dataDir: string;
   /** Per set of files: the publish and re-publish of every round. */
-  sets: Record<FileSet, { publishes: PublishRound[]; republishes: RepublishRound[] }>;
+  sets: Record<
+    FileSet,
+    { publishes: PublishRound[]; republishes: RepublishRound[]; archives: ArchiveRound[] }
+  >;
   memory?: Awaited<ReturnType<typeof bigUpload>>;
+  archiveMemory?: Awaited<ReturnType<typeof bigArchive>>;
   sites?: Awaited<ReturnType<typeof manySites>>;
 }
 
@@ -389,8 +478,8 @@ async function main(): Promise<void> {
         client: new Client(service.url, key),
         dataDir,
         sets: {
-          binary: { publishes: [], republishes: [] },
-          text: { publishes: [], republishes: [] },
+          binary: { publishes: [], republishes: [], archives: [] },
+          text: { publishes: [], republishes: [], archives: [] },
         },
       });
       process.stderr.write(`${name}: ${mode} (pid ${service.pid}) on ${backend.summary}\n`);
@@ -413,19 +502,28 @@ async function main(): Promise<void> {
     for (let r = 0; r < opts.rounds; r++) {
       for (const set of opts.files) {
         const files = makeFiles(set, r);
+        // The archive's files are other paths of the same bytes: a new site of the same account whose
+        // blobs are stored already would be unfair to neither flow (both store every file again).
+        const archive = await archiveOf(files.map((f) => ({ ...f, path: `a/${f.path}` })));
         for (const [k, run] of runs.entries()) {
-          const { publishes, republishes } = run.sets[set];
+          const { publishes, republishes, archives } = run.sets[set];
           const { slug, round } = await publishRound(run.client, run.service.pid, files);
           publishes.push(round);
+          archives.push(await archiveRound(run.client, archive));
           const change = (old: LocalFile) => changedBytes(set, old, textSeed(r, FILES + k));
           republishes.push(await republishRound(run.client, slug, files, change));
           process.stderr.write(
-            `round ${r + 1} ${run.backend.name} ${set}: publish ${fmt(round.totalS)} s, re-publish ${fmt(republishes[r]!.totalS)} s\n`,
+            `round ${r + 1} ${run.backend.name} ${set}: publish ${fmt(round.totalS)} s, archive ${fmt(archives[r]!.totalS)} s, re-publish ${fmt(republishes[r]!.totalS)} s\n`,
           );
         }
       }
     }
-    if (opts.rounds > 0) for (const run of runs) run.memory = await bigUpload(run.client, run.service.pid);
+    if (opts.rounds > 0) {
+      for (const run of runs) {
+        run.memory = await bigUpload(run.client, run.service.pid);
+        run.archiveMemory = await bigArchive(run.client, run.service.pid);
+      }
+    }
     if (opts.sites > 0) {
       for (const run of runs) {
         process.stderr.write(`${run.backend.name}: publishing ${opts.sites} one-file sites\n`);
@@ -456,6 +554,13 @@ async function main(): Promise<void> {
           ...publishStats.map((st) => range(st)),
           `<= ${TARGETS.publishS}`,
           verdict(publishStats.map((st) => st.median <= TARGETS.publishS)),
+        ]);
+        const archiveStats = runs.map((r) => stats(r.sets[set].archives.map((a) => a.totalS)));
+        rows.push([
+          `  archive deploy, the same ${set} files in one request (s)`,
+          ...archiveStats.map((st) => range(st)),
+          '< publish',
+          verdict(archiveStats.map((st, i) => st.median < publishStats[i]!.median)),
         ]);
         for (const k of ['createS', 'uploadsS', 'finalizeS'] as const)
           rows.push([
@@ -495,6 +600,14 @@ async function main(): Promise<void> {
         ...runs.map((r) => `${fmt(r.memory!.growthMB, 1)} (${fmt(r.memory!.throughputMBps, 0)} MB/s)`),
         `< ${TARGETS.rssGrowthMB}`,
         verdict(runs.map((r) => r.memory!.growthMB < TARGETS.rssGrowthMB)),
+      ]);
+      rows.push([
+        '200 MB archive deploy: RSS growth (MB)',
+        ...runs.map(
+          (r) => `${fmt(r.archiveMemory!.growthMB, 1)} (${fmt(r.archiveMemory!.throughputMBps, 0)} MB/s)`,
+        ),
+        `< ${TARGETS.rssGrowthMB}`,
+        verdict(runs.map((r) => r.archiveMemory!.growthMB < TARGETS.rssGrowthMB)),
       ]);
     }
     if (opts.sites > 0) {
@@ -571,9 +684,16 @@ async function main(): Promise<void> {
           ran(set)
             ? { ...stats(r.sets[set].republishes.map((p) => p.totalS)), rounds: r.sets[set].republishes }
             : null;
+        const archive = (set: FileSet) =>
+          ran(set)
+            ? { ...stats(r.sets[set].archives.map((a) => a.totalS)), rounds: r.sets[set].archives }
+            : null;
         return {
           name: r.backend.name,
           summary: r.backend.summary,
+          archive: archive('binary'),
+          archiveText: archive('text'),
+          bigArchive: { bytes: BIG_FILE_BYTES, sampleMs: RSS_SAMPLE_MS, ...r.archiveMemory },
           publish: publish('binary'),
           republish: republish('binary'),
           publishText: publish('text'),

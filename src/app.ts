@@ -33,6 +33,7 @@ import type { VariableDeps } from './core/variables.js';
 import type { WebhookDeps } from './core/webhooks.js';
 import { accountRoutes } from './http/account.js';
 import { aliasRoutes } from './http/aliases.js';
+import { archiveRoutes } from './http/archive.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
 import { registerClientAddress } from './http/client-address.js';
@@ -101,6 +102,14 @@ function answerAsteriskForm(req: IncomingMessage, res: ServerResponse): void {
     })
     .end(body);
 }
+
+/**
+ * How long a whole request may take to arrive. node:http's default (300 s) cut a 200 MB archive deploy or
+ * upload on a link under 0.7 MB/s; bodies are bounded by the pace rule (src/core/body-pace.ts) and heads
+ * by headersTimeout, so this only caps a body that keeps the pace for very long: an hour, the life of an
+ * upload address.
+ */
+export const REQUEST_TIMEOUT_MS = 3_600_000;
 
 /** Two years, without includeSubDomains: sites and handles under SITE_DOMAIN decide for themselves. */
 const HSTS = 'max-age=63072000';
@@ -248,6 +257,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
       }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.server.requestTimeout = REQUEST_TIMEOUT_MS;
   registerClientAddress(app, config.trustProxy);
   registerRequestBodies(app, services.bodyPace);
   registerJsonParser(app);
@@ -294,6 +304,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   await app.register(authRoutes(services.signIn));
   await app.register(accountRoutes(services.account));
   await app.register(siteRoutes(services.publish));
+  await app.register(archiveRoutes(services.publish));
   await app.register(uploadRoutes(services.uploads));
   await app.register(aliasRoutes(services.hosts));
   await app.register(variableRoutes(services.secrets));

@@ -162,6 +162,31 @@ export async function collectDirectory(dir: string, options: CollectOptions = {}
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
+/** A file to send in an archive: its path in the site, where it is, its size when listed. */
+export interface ListedFile {
+  path: string;
+  abs: string;
+  size: number;
+}
+
+/**
+ * The files under `dir` that a publish would send (the same skip rules and .slipwayignore as
+ * collectDirectory), without reading them: what `publish --archive` packs. Sorted by path.
+ */
+export async function listDirectory(dir: string): Promise<ListedFile[]> {
+  const rules = ignore().add(DEFAULT_IGNORE_RULES);
+  const ignoreText = await readFile(join(dir, IGNORE_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  rules.add(ignoreText);
+  const files: ListedFile[] = [];
+  await walk(dir, rules, (path, abs) => {
+    files.push({ path, abs, size: statSync(abs).size });
+  });
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
 /** One file, published under its own name. */
 export async function collectFile(file: string, options: CollectOptions = {}): Promise<LocalFile[]> {
   const info = await stat(file);

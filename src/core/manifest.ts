@@ -137,6 +137,19 @@ function validatePath(value: unknown, index: number, maxChars: number): string {
   return value;
 }
 
+/**
+ * The first path rule `path` breaks, as the words after "path" in a refusal (`must not contain a ".."
+ * segment`), or undefined when it is a valid site path. The archive deploy (core/archive.ts) checks its
+ * entry names with it.
+ */
+export function pathProblem(path: string, maxChars: number): string | undefined {
+  if (path.length > maxChars) {
+    const chars = [...path].length;
+    if (chars > maxChars) return `is ${chars} characters long; the limit is ${maxChars}`;
+  }
+  return PATH_RULES.find((rule) => rule.breaks(path))?.problem;
+}
+
 function hasSegment(path: string, segment: string): boolean {
   return path.split('/').includes(segment);
 }

@@ -112,7 +112,7 @@ function validatedManifest(deps: PublishDeps, account: AccountRow | null, files:
   });
 }
 
-function storageExceeded(limitBytes: number, wouldUse: number): ApiError {
+export function storageExceeded(limitBytes: number, wouldUse: number): ApiError {
   return new ApiError(
     'STORAGE_EXCEEDED',
     `This publish would use ${formatBytes(wouldUse)} (${wouldUse} bytes) of storage; the plan allows ${formatBytes(limitBytes)} (${limitBytes} bytes).`,

@@ -22,6 +22,7 @@ const TOKEN_ROUTES = new Set([
   'POST /api/v1/publish/:slug/finalize',
   'PUT /api/v1/_upload/*',
   'PUT /api/v1/publish/:slug/aliases/:name',
+  'POST /api/v1/publish/:slug/archive',
 ]);
 
 function assertError(res: ApiResponse, status: number, code: string, what = '') {

@@ -2,7 +2,7 @@
 // .slipway/state.json, print the site URL (stdout) with progress and notes on stderr.
 
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiClient, ApiClientError, DEFAULT_UPLOAD_CONCURRENCY } from '../../client/api.js';
@@ -26,6 +26,9 @@ interface PublishFlags {
   concurrency: number;
   force?: boolean;
   verbose?: boolean;
+  /** One request: the folder as a tar.gz to the archive endpoint. */
+  archive?: boolean;
+  /** A preview (`live: false`), and the alias to point at it; the archive deploy sends them as its query. */
   preview?: boolean;
   alias?: string;
 }
@@ -59,6 +62,7 @@ export function registerPublish(program: Command): void {
       '--force',
       'replace the live version even if someone published since this folder was last published',
     )
+    .option('--archive', 'send the folder as one tar.gz in a single request (CI, agents)')
     .option(
       '--verbose',
       'also list the files read and hashed, and print the API calls behind the steps that fix a refused publish',
@@ -78,7 +82,8 @@ Examples:
   slipway publish report.pdf --ttl 86400      # one file, expires in a day
   slipway publish ./dist --json               # {"slug", "siteUrl", "uploaded", "skipped", ...}
   slipway publish ./dist --preview --alias pr-42  # prints the preview URL; promote with slipway promote
-  SLIPWAY_TOKEN=svc_site_... slipway publish ./dist --slug bright-fox-42   # from CI, with a deploy token`,
+  SLIPWAY_TOKEN=svc_site_... slipway publish ./dist --slug bright-fox-42   # from CI, with a deploy token
+  slipway publish ./dist --archive            # the same publish in one request (a tar.gz)`,
     )
     .action(action<PublishFlags>(publish));
 }
@@ -92,6 +97,7 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
     throw new UserError(`${target} is not a folder or a file`, { code: 'NO_SUCH_PATH' });
   }
   const isDir = info.isDirectory();
+  if (flags.archive) return publishArchive(session, target!, abs, isDir, flags, started);
   const [{ collectDirectory, collectFile, publishFiles, serviceDataFiles }, hashes] = await Promise.all([
     import('../../client/publish.js'),
     import('../hashes.js'),
@@ -534,4 +540,190 @@ async function createProgress(out: Output): Promise<Progress> {
       running = false;
     },
   };
+}
+
+/** The finalize options an archive deploy sends as query parameters: `--preview` is `live=false`. */
+export function archiveQuery(flags: Pick<PublishFlags, 'preview' | 'alias'>): {
+  live?: boolean;
+  alias?: string;
+} {
+  return {
+    ...(flags.preview ? { live: false } : {}),
+    ...(flags.alias !== undefined ? { alias: flags.alias } : {}),
+  };
+}
+
+/**
+ * `publish --archive`: the same files a publish sends (skip rules, .slipwayignore, no empty files), packed
+ * into one tar.gz and sent in one request; the same state, notes and output as a publish.
+ */
+async function publishArchive(
+  session: Session,
+  target: string,
+  abs: string,
+  isDir: boolean,
+  flags: PublishFlags,
+  started: number,
+): Promise<void> {
+  const { out } = session;
+  const [{ listDirectory, serviceDataFiles }, { deployArchive }] = await Promise.all([
+    import('../../client/publish.js'),
+    import('../../client/archive.js'),
+  ]);
+  const all = isDir ? await listDirectory(abs) : [{ path: basename(abs), abs, size: (await stat(abs)).size }];
+  const serviceData = serviceDataFiles(all);
+  if (serviceData.length > 0) {
+    throw new UserError(
+      `refusing to publish ${target}: it holds a Slipway service's data (${listedPaths(serviceData)}), its database, secrets key or sign-in codes`,
+      {
+        code: 'SERVICE_DATA',
+        hint: `Publish the site's own folder (e.g. ./dist), not the service's DATA_DIR (${abs}).`,
+      },
+    );
+  }
+  const files = all.filter((f) => f.size > 0);
+  const empty = all.filter((f) => f.size === 0);
+  if (empty.length > 0) {
+    out.note(
+      `skipping ${empty.length} empty file(s) (the service stores no empty files): ${listedPaths(empty.map((f) => f.path))}`,
+    );
+  }
+  if (files.length === 0) {
+    throw new UserError(`nothing to publish in ${target}`, {
+      code: 'NOTHING_TO_PUBLISH',
+      hint: 'Every file is empty, hidden or ignored (.slipwayignore).',
+    });
+  }
+
+  const stateFile = statePath(isDir ? { dir: abs } : { file: abs });
+  const saved = await readState(stateFile);
+  const here = saved && serverId(saved.server) === serverId(session.server) ? saved : undefined;
+  const client = session.client;
+  let slug: string | undefined;
+  let fromState = false;
+  // SLIPWAY_TOKEN (deploy tokens, issue 24 part 1: the session says so once merged) updates its own site only.
+  if ((session as { deployToken?: boolean }).deployToken === true) {
+    slug = flags.slug ?? here?.slug;
+    if (slug === undefined) {
+      throw new UserError('SLIPWAY_TOKEN is a deploy token: it can only update the site it was made for', {
+        code: 'NEEDS_SLUG',
+        hint: `Run \`slipway publish ${target} --archive --slug <its site>\`.`,
+      });
+    }
+    if (flags.title !== undefined || flags.ttl !== undefined) {
+      throw new UserError("--title and --ttl change the site's metadata, which needs the owner's API key", {
+        code: 'NEEDS_KEY',
+        hint: 'A deploy token may only publish new versions; set them with SLIPWAY_API_KEY.',
+      });
+    }
+  } else if (!client.apiKey) {
+    if (flags.slug !== undefined) await session.authed();
+    if (flags.ttl !== undefined) {
+      throw new UserError('--ttl needs an account: anonymous sites expire after 24 hours', {
+        code: 'NOT_LOGGED_IN',
+        hint: 'Run `slipway login` first.',
+      });
+    }
+    if (here)
+      out.note(`note: without a key this publishes a new anonymous site; ${here.slug} is not updated.`);
+  } else {
+    slug = flags.slug ?? here?.slug;
+    fromState = flags.slug === undefined && here !== undefined;
+    if (
+      here?.claimToken &&
+      slug === here.slug &&
+      !(await claimBeforeUpdate(session, client, here, stateFile))
+    ) {
+      if (flags.slug !== undefined)
+        throw new UserError(`${here.slug} cannot be claimed or updated with your key`);
+      slug = undefined;
+      fromState = false;
+    }
+  }
+
+  const bytes = files.reduce((sum, f) => sum + f.size, 0);
+  out.note(`sending ${files.length} file(s) (${formatBytes(bytes)}) as one archive`);
+  const send = (site: string | undefined) =>
+    deployArchive(client, files, {
+      ...(site !== undefined ? { slug: site } : {}),
+      query: archiveQuery(flags),
+    });
+  let reply: Awaited<ReturnType<typeof send>>;
+  try {
+    try {
+      reply = await send(slug);
+    } catch (err) {
+      if (!(fromState && err instanceof ApiClientError && err.status === 404)) throw err;
+      out.note(`note: ${slug} no longer exists (deleted or expired); publishing a new site`);
+      slug = undefined;
+      reply = await send(undefined);
+    }
+  } catch (err) {
+    if (err instanceof ApiClientError && err.code === 'SECRET_DETECTED') {
+      process.exitCode = reportFailure(out, err, () =>
+        printFindings(out, err, {
+          slug: slug ?? '<slug>',
+          anonymous: !client.apiKey,
+          target,
+          server: session.server,
+          verbose: flags.verbose === true,
+        }),
+      );
+      return;
+    }
+    throw err;
+  }
+
+  const patch: Record<string, unknown> = {};
+  if (flags.title !== undefined) patch.title = flags.title;
+  if (flags.ttl !== undefined) patch.ttlSeconds = flags.ttl;
+  let expiresAt = reply.expiresAt;
+  if (Object.keys(patch).length > 0) {
+    await client.setMetadata(reply.slug, patch);
+    if (flags.ttl !== undefined) expiresAt = (await client.getSite(reply.slug)).expiresAt ?? undefined;
+  }
+  const anonymous = reply.anonymous === true;
+  // The folder's next publish is based on the live version: a preview does not change it.
+  const live = (reply as { live?: boolean }).live !== false;
+  const liveVersionId = live ? reply.versionId : here?.slug === reply.slug ? here.versionId : null;
+  const state: SiteState = { slug: reply.slug, versionId: liveVersionId, server: session.server };
+  if (reply.claimToken) state.claimToken = reply.claimToken;
+  if (reply.claimUrl) state.claimUrl = reply.claimUrl;
+  if (anonymous && expiresAt) state.expiresAt = expiresAt;
+  await writeState(stateFile, state);
+
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  out.note(
+    `published ${files.length} file(s) to ${reply.slug}: ${reply.uploaded} uploaded, ${reply.skipped} unchanged (${seconds} s, one request)`,
+  );
+  if (anonymous) {
+    out.note(`warning: this site is anonymous and will be deleted in 24 hours (${expiresAt ?? ''}).`);
+    out.note(`claim it to keep it: ${reply.claimUrl ?? ''}`);
+    out.note('  or run `slipway login` then `slipway claim` in this folder.');
+  }
+  const doc: Record<string, unknown> = {
+    slug: reply.slug,
+    siteUrl: reply.siteUrl,
+    versionId: reply.versionId,
+    status: reply.status,
+    uploaded: reply.uploaded,
+    skipped: reply.skipped,
+    anonymous,
+  };
+  if (reply.claimUrl) doc.claimUrl = reply.claimUrl;
+  if (expiresAt) doc.expiresAt = expiresAt;
+  // As a three-step publish prints it: a preview's URL, and its alias.
+  const previewUrl = (reply as { previewUrl?: string }).previewUrl;
+  if (flags.preview && previewUrl !== undefined) {
+    doc.previewUrl = previewUrl;
+    out.note(
+      `preview only: ${reply.siteUrl} still serves the live version; promote with \`slipway promote ${reply.slug} ${flags.alias ?? reply.versionId}\``,
+    );
+  }
+  if (flags.alias !== undefined) {
+    const aliasUrl = reply.siteUrl.replace(`//${reply.slug}.`, `//${reply.slug}--${flags.alias}.`);
+    if (flags.preview) doc.aliasUrl = aliasUrl;
+    out.note(`alias ${flags.alias}: ${aliasUrl}`);
+  }
+  out.result(doc, () => out.line(flags.preview && previewUrl ? previewUrl : reply.siteUrl));
 }

@@ -155,6 +155,48 @@ export async function recordUpload(
   return (await setHash(db.kysely).executeTakeFirst()).numUpdatedRows > 0n;
 }
 
+/**
+ * Indexes (or touches, as recordUpload does) a blob an archive deploy just stored, with the secret scan's
+ * result of its bytes when it scanned them: the collector knows the blob from then on, and spares it for
+ * BLOB_MIN_AGE_MS, whether or not a version ever names it.
+ */
+export async function touchBlob(
+  db: Db,
+  blob: { hash: string; size: number; now: number },
+  scan?: BlobScanTable,
+): Promise<void> {
+  const touch = (e: QueryCreator<Database>) =>
+    e
+      .insertInto('blobs')
+      .values({ hash: blob.hash, size: blob.size, created_at: blob.now })
+      .onConflict((oc) => oc.column('hash').doUpdateSet({ created_at: blob.now }));
+  if (db.dialect === 'postgres' && scan) {
+    // One round trip, as recordUpload.
+    await touch(
+      db.kysely.with('scanned', (e) => insertBlobScan(e, scan)) as unknown as QueryCreator<Database>,
+    ).execute();
+    return;
+  }
+  await touch(db.kysely).execute();
+  if (scan) await insertBlobScan(db.kysely, scan).execute();
+}
+
+/**
+ * Records the expected bytes as stored for every file of a pending version that has none yet: the archive
+ * deploy stored each file's bytes (and computed its hash) before the version was made, so the expected
+ * hash is the stored one. Returns how many files it set.
+ */
+export async function markExpectedStored(db: Executor, versionId: string): Promise<number> {
+  const res = await db
+    .updateTable('version_files')
+    .set((eb) => ({ hash: eb.ref('expected_hash') }))
+    .where('version_id', '=', versionId)
+    .where('hash', 'is', null)
+    .where('expected_hash', 'is not', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
 export function finalizedVersions(db: Executor, slug: string): Promise<VersionRow[]> {
   return db
     .selectFrom('versions')
