@@ -4,7 +4,7 @@
 import { type Static, Type } from 'typebox';
 import { MAX_MANIFEST_FILES } from '../core/manifest.js';
 import { Bytes, ERRORS, errorExample, operation, SECURITY, SlugParams } from './common.js';
-import { claimToken, later, siteUrl, slug, versionId } from './examples.js';
+import { claimToken, later, siteUrl, slug, versionId, versionLabel } from './examples.js';
 import { ANONYMOUS_WARNING, FinalizeReply } from './sites.js';
 
 /** `live` and `alias` as finalize takes them (previews), in the query since the body is the archive. */
@@ -72,6 +72,8 @@ export const deployArchive = operation({
             versionId,
             status: 'active',
             warnings: [],
+            previewUrl: siteUrl(c, `${slug}--${versionLabel}`),
+            live: true,
             uploaded: 3,
             skipped: 41,
           },
@@ -111,6 +113,8 @@ export const createFromArchive = operation({
             versionId,
             status: 'active',
             warnings: [],
+            previewUrl: siteUrl(c, `${slug}--${versionLabel}`),
+            live: true,
             uploaded: 44,
             skipped: 0,
             claimToken,
