@@ -152,9 +152,16 @@ export function checkWebhookUrl(input: unknown, allow: ReadonlySet<string> = new
       'url must not carry credentials (user:password@); check the signature of each delivery instead.',
     );
   }
-  if (url.hash !== '') throw invalid('url must not have a #fragment.');
+  // An empty fragment (`.../x#`) has no hash but stays in the URL as stored: refused as well.
+  if (url.hash !== '' || url.href.includes('#')) throw invalid('url must not have a #fragment.');
   if (url.port !== '' && Number(url.port) < MIN_WEBHOOK_PORT) {
     throw invalid(`url names port ${url.port}: use 443 (the default) or a port from ${MIN_WEBHOOK_PORT} up.`);
+  }
+  // The limit holds for the URL as stored and shown back: percent-encoding and punycode can make it grow.
+  if (url.href.length > MAX_WEBHOOK_URL_CHARS) {
+    throw invalid(
+      `url is longer than ${MAX_WEBHOOK_URL_CHARS} characters once encoded (${url.href.length}).`,
+    );
   }
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) !== 0) {
