@@ -238,4 +238,40 @@ describe('webhooks under attack', { timeout: 120_000 }, () => {
       for (const res of trickles) res.destroy();
     }
   });
+
+  test("one account's hanging endpoints cannot hold every sending slot: another account is served at once", async () => {
+    const attacker = await signIn(t, 'hog@example.com');
+    const victim = await signIn(t, 'victim@example.com');
+    const hanging: ServerResponse[] = [];
+    handle = (r, _q, res) => {
+      if (r.path.startsWith('/hog/')) hanging.push(res);
+      else res.writeHead(200).end('ok');
+    };
+    try {
+      // 5 endpoints x 2 attempts each would fill the 8 slots of the sender.
+      for (let i = 0; i < 5; i++)
+        assert.equal(
+          (await create(attacker, { url: url(`/hog/${i}`), events: ['site.published'] })).status,
+          201,
+        );
+      const { slug } = assertPublished(await publish(t, { 'index.html': '1' }, { key: attacker }));
+      for (let i = 2; i <= 3; i++)
+        assertPublished(await update(t, attacker, slug, { 'index.html': String(i) }));
+      await waitFor('the hog holding attempts', () => hanging.length >= 4, 3000);
+      await new Promise((r) => setTimeout(r, 200));
+      const made = await create(victim, { url: url('/victim'), events: ['site.published'] });
+      const started = Date.now();
+      assertPublished(await publish(t, { 'index.html': 'v' }, { key: victim }));
+      await waitFor('the victim served', () => received.find((r) => r.path === '/victim'), 5000);
+      const took = Date.now() - started;
+      assert.ok(
+        took < SENDER.timeoutMs * 0.6,
+        `the other account waited ${took} ms (${hanging.length} attempts hanging)`,
+      );
+      assert.ok(made.status === 201);
+    } finally {
+      for (const res of hanging) res.socket?.destroy();
+      handle = (_r, _q, res) => res.writeHead(200).end('ok');
+    }
+  });
 });
