@@ -93,7 +93,13 @@ describe('webhooks under attack', { timeout: 120_000 }, () => {
   });
 
   const url = (path: string, host = RECEIVER) => `https://${host}:${port}${path}`;
-  const create = (k: string, body: unknown) => t.api('/api/v1/webhooks', { method: 'POST', key: k, body });
+  /** Every secret handed out, with the key and endpoint it belongs to. */
+  const secrets: Array<{ key: string; id: string; secret: string }> = [];
+  const create = async (k: string, body: unknown) => {
+    const res = await t.api('/api/v1/webhooks', { method: 'POST', key: k, body });
+    if (res.status === 201) secrets.push({ key: k, id: res.body.id, secret: res.body.secret });
+    return res;
+  };
   const deliveries = async (k: string, id: string) =>
     (await t.api(`/api/v1/webhooks/${id}/deliveries`, { key: k })).body.deliveries as Array<
       Record<string, unknown>
@@ -273,5 +279,32 @@ describe('webhooks under attack', { timeout: 120_000 }, () => {
       for (const res of hanging) res.socket?.destroy();
       handle = (_r, _q, res) => res.writeHead(200).end('ok');
     }
+  });
+
+  test('at most 20 endpoints even when 30 are added at once', async () => {
+    const k = await signIn(t, 'race@example.com');
+    const made = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => create(k, { url: url(`/race/${i}`), events: ['site.deleted'] })),
+    );
+    assert.equal(made.filter((r) => r.status === 201).length, 20);
+    assert.equal(made.filter((r) => r.status === 400).length, 10);
+    assert.equal((await t.api('/api/v1/webhooks', { key: k })).body.webhooks.length, 20);
+  });
+
+  test('after all of the above (refused, redirected, timed out), no secret is in a log line or an answer', async () => {
+    assert.ok(secrets.length > 20);
+    for (const { key: k, id, secret } of secrets) {
+      const raw = secret.slice('whsec_'.length);
+      assert.ok(!t.logs.some((l) => l.includes(raw)), `a log line holds the secret of ${id}`);
+      const list = await t.api('/api/v1/webhooks', { key: k });
+      assert.ok(!list.text.includes(raw));
+      const log = await t.api(`/api/v1/webhooks/${id}/deliveries`, { key: k });
+      assert.equal(log.status, 200);
+      assert.ok(!log.text.includes(raw));
+    }
+    assert.ok(
+      t.logs.some((l) => l.includes('webhook delivery attempt failed')),
+      'failures were logged',
+    );
   });
 });
