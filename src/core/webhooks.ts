@@ -84,6 +84,11 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 export const WEBHOOK_CONCURRENCY = 8;
 /** Attempts under way at once to one endpoint (a hanging receiver cannot take every slot). */
 export const WEBHOOK_PER_ENDPOINT = 2;
+/**
+ * Attempts under way at once for one account's endpoints: with at most this many, one account whose
+ * endpoints all hang leaves the other half of the slots to everyone else.
+ */
+export const WEBHOOK_PER_ACCOUNT = 4;
 /** How often the sender looks for due deliveries. */
 export const WEBHOOK_POLL_MS = 1_000;
 /** The first retry waits this long; each next one twice as long, up to WEBHOOK_BACKOFF_MAX_MS. */
@@ -152,9 +157,16 @@ export function checkWebhookUrl(input: unknown, allow: ReadonlySet<string> = new
       'url must not carry credentials (user:password@); check the signature of each delivery instead.',
     );
   }
-  if (url.hash !== '') throw invalid('url must not have a #fragment.');
+  // An empty fragment (`.../x#`) has no hash but stays in the URL as stored: refused as well.
+  if (url.hash !== '' || url.href.includes('#')) throw invalid('url must not have a #fragment.');
   if (url.port !== '' && Number(url.port) < MIN_WEBHOOK_PORT) {
     throw invalid(`url names port ${url.port}: use 443 (the default) or a port from ${MIN_WEBHOOK_PORT} up.`);
+  }
+  // The limit holds for the URL as stored and shown back: percent-encoding and punycode can make it grow.
+  if (url.href.length > MAX_WEBHOOK_URL_CHARS) {
+    throw invalid(
+      `url is longer than ${MAX_WEBHOOK_URL_CHARS} characters once encoded (${url.href.length}).`,
+    );
   }
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) !== 0) {
@@ -623,29 +635,43 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
 
   /** Attempts under way per endpoint: a slow one may hold at most WEBHOOK_PER_ENDPOINT of the slots. */
   const perEndpoint = new Map<string, number>();
+  /** ... and per account: one account's hanging endpoints may hold at most WEBHOOK_PER_ACCOUNT. */
+  const perAccount = new Map<string, number>();
+  const full = (counts: Map<string, number>, cap: number) =>
+    [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
+  const done = (counts: Map<string, number>, id: string) => {
+    const left = (counts.get(id) ?? 1) - 1;
+    if (left > 0) counts.set(id, left);
+    else counts.delete(id);
+  };
   const pollOnce = async () => {
     if (stopped) return;
     if (!(await deps.lease.tryAcquire(LEASE_NAME, Math.max(3 * options.pollMs, 3_000)))) return;
     let free = options.concurrency - inFlight.size;
     if (free <= 0) return;
     const now = deps.clock.now();
-    // Endpoints at their share are left out of the look-up, so their backlog cannot hide the others.
-    const full = [...perEndpoint].filter(([, n]) => n >= WEBHOOK_PER_ENDPOINT).map(([id]) => id);
-    for (const d of await dueWebhookDeliveries(deps.db.kysely, now, free, full)) {
+    // Endpoints and accounts at their share are left out of the look-up, so their backlog cannot hide
+    // the others.
+    const due = await dueWebhookDeliveries(deps.db.kysely, now, free, {
+      endpoints: full(perEndpoint, WEBHOOK_PER_ENDPOINT),
+      accounts: full(perAccount, WEBHOOK_PER_ACCOUNT),
+    });
+    for (const d of due) {
       if (stopped || free <= 0) return;
       const busy = perEndpoint.get(d.endpoint_id) ?? 0;
-      if (busy >= WEBHOOK_PER_ENDPOINT) continue;
+      const accountBusy = perAccount.get(d.account_id) ?? 0;
+      if (busy >= WEBHOOK_PER_ENDPOINT || accountBusy >= WEBHOOK_PER_ACCOUNT) continue;
       const lockedUntil = now + lockMs;
       if (!(await claimWebhookDelivery(deps.db.kysely, d.id, d.next_attempt_at, lockedUntil))) continue;
       free--;
       perEndpoint.set(d.endpoint_id, busy + 1);
+      perAccount.set(d.account_id, accountBusy + 1);
       const running = sendOne(deps, d, lockedUntil, stopping.signal)
         .catch((err) => deps.logger.error({ err, delivery: d.id }, 'webhook delivery failed'))
         .finally(() => {
           inFlight.delete(running);
-          const left = (perEndpoint.get(d.endpoint_id) ?? 1) - 1;
-          if (left > 0) perEndpoint.set(d.endpoint_id, left);
-          else perEndpoint.delete(d.endpoint_id);
+          done(perEndpoint, d.endpoint_id);
+          done(perAccount, d.account_id);
         });
       inFlight.add(running);
     }

@@ -121,6 +121,7 @@ export async function queueWebhookDeliveries(db: Executor, q: QueuedEvent): Prom
 export interface DueDelivery {
   id: string;
   endpoint_id: string;
+  account_id: string;
   payload: string;
   attempts: number;
   next_attempt_at: number;
@@ -130,12 +131,15 @@ export interface DueDelivery {
   secret_sealed: string;
 }
 
-/** Pending deliveries whose attempt is due, oldest due first, but none to the endpoints in `busy`. */
+/**
+ * Pending deliveries whose attempt is due, oldest due first, but none to the endpoints or of the accounts
+ * in `busy` (those at their share of the sender).
+ */
 export async function dueWebhookDeliveries(
   db: Executor,
   now: number,
   limit: number,
-  busy: string[] = [],
+  busy: { endpoints?: string[]; accounts?: string[] } = {},
 ): Promise<DueDelivery[]> {
   let query = db
     .selectFrom('webhook_deliveries as d')
@@ -143,6 +147,7 @@ export async function dueWebhookDeliveries(
     .select([
       'd.id',
       'd.endpoint_id',
+      'e.account_id',
       'd.payload',
       'd.attempts',
       'd.next_attempt_at',
@@ -153,7 +158,8 @@ export async function dueWebhookDeliveries(
     ])
     .where('d.status', '=', 'pending')
     .where('d.next_attempt_at', '<=', now);
-  if (busy.length > 0) query = query.where('d.endpoint_id', 'not in', busy);
+  if (busy.endpoints?.length) query = query.where('d.endpoint_id', 'not in', busy.endpoints);
+  if (busy.accounts?.length) query = query.where('e.account_id', 'not in', busy.accounts);
   const rows = await query.orderBy('d.next_attempt_at').limit(limit).execute();
   return rows as DueDelivery[];
 }
