@@ -255,8 +255,8 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const site = await publish(t, { 'index.html': '<p>tokens</p>' }, { key });
     await signInWithBrowser(t, b, 'web-tokens@example.com');
     const page = await b.request(`/dashboard/sites/${site.slug}`);
-    assert.match(page.text, /<h2>Deploy tokens<\/h2>/);
-    assert.match(page.text, /No deploy tokens\./);
+    assert.match(page.text, /<h2 id="deploy-tokens-title">Deploy tokens<\/h2>/);
+    assert.match(page.text, /No deploy tokens yet\./);
     assert.match(page.text, /<option value="90" selected>In 90 days<\/option>/);
     // Without the form's CSRF token nothing is created.
     const forged = await b.request('/dashboard/sites/tokens', {
@@ -374,12 +374,19 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.equal(fin.status, 200, fin.text);
     await signInWithBrowser(t, b, 'previews-page@example.com');
     const page = await b.request(`/dashboard/sites/${site.slug}`);
-    assert.ok(page.text.includes(`<a href="${fin.body.previewUrl}" rel="noopener">preview</a>`), page.text);
     assert.ok(
       page.text.includes(
-        `<a href="http://${site.slug}--staging.localhost:${t.port}/" rel="noopener">staging</a>`,
+        `<a class="url" href="${fin.body.previewUrl}" rel="noopener" target="_blank">${fin.body.previewUrl.replace('--', '<span class="nowrap">--</span><wbr>')}</a>`,
+      ),
+      page.text,
+    );
+    assert.ok(
+      page.text.includes(
+        `<a href="http://${site.slug}--staging.localhost:${t.port}/" rel="noopener" target="_blank" aria-label="Open the alias staging">staging</a>`,
       ),
     );
+    // Promote asks first: it changes what the site's visitors see.
+    assert.match(page.text, /data-confirm="Make this version live\?/);
     assert.match(page.text, new RegExp(`aria-label="Promote ${versionId} to live">Promote</button>`));
     const promote = await b.request('/dashboard/sites/restore', {
       method: 'POST',

@@ -76,6 +76,17 @@ const EXPIRY_CHOICES = [
 /** The deploy-token form's lifetimes (expiresInDays as the API takes it); the API's default is preselected. */
 const TOKEN_DAYS = [7, 30, 90, 365];
 
+/**
+ * A preview or alias address as link text: it may wrap after `<slug>--` (a phone is narrower than the
+ * host), never between the two hyphens, which would read as one hyphen at a line's end and another at
+ * the next line's start.
+ */
+function addressText(url: string): SafeHtml {
+  const at = url.indexOf('--');
+  if (at < 0) return html`${url}`;
+  return html`${url.slice(0, at)}<span class="nowrap">--</span><wbr>${url.slice(at + 2)}`;
+}
+
 const handleUrl = (config: SessionDeps['config'], handle: string) =>
   `${config.scheme}://${handle}.${config.siteDomain}/`;
 
@@ -289,7 +300,7 @@ ${
           : ''
       }</p>`
 }
-<p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
+<p><a class="url" href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
 <h2>Details</h2>
 <form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
 <label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
@@ -323,11 +334,11 @@ ${
         )}</ul>
 <form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
 <label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
-<h2>Deploy tokens</h2>
-<p class="muted">For CI: a token publishes this site (new versions, uploads, finalize) and nothing else. Set it as <code>SLIPWAY_TOKEN</code> in the job; it is shown once.</p>
+<section id="deploy-tokens" aria-labelledby="deploy-tokens-title"><h2 id="deploy-tokens-title">Deploy tokens</h2>
+<p class="muted">For CI: a token publishes this site (new versions, uploads, finalize, aliases) and nothing else. Set it as <code>SLIPWAY_TOKEN</code> in the job; it is shown once.</p>
 ${
   tokens.length === 0
-    ? html`<p class="muted">No deploy tokens.</p>`
+    ? html`<p class="muted">No deploy tokens yet. Create one per CI job that publishes this site: each can then be revoked without stopping the others.</p>`
     : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${tokens.map(
         (tk) =>
           html`<tr><td data-label="Name">${tk.name}</td><td data-label="Expires">${Date.parse(tk.expiresAt) <= now ? html`<strong>expired</strong> ` : ''}${timeTag(tk.expiresAt)}</td><td data-label="Last used">${tk.lastUsedAt === null ? 'never' : timeTag(tk.lastUsedAt)}</td>
@@ -335,18 +346,29 @@ ${
       )}</tbody></table>`
 }
 <form method="post" action="/dashboard/sites/tokens">${csrf}${slugField}
-<label for="token-name">Name</label><input id="token-name" name="name" placeholder="GitHub Actions" required maxlength="${String(MAX_TOKEN_NAME_CHARS)}">
+<label for="token-name">Name of a new token</label><input id="token-name" name="name" placeholder="GitHub Actions" required maxlength="${String(MAX_TOKEN_NAME_CHARS)}">
 <label for="token-days">Expires</label><select id="token-days" name="days">${TOKEN_DAYS.map(
           (d) =>
             html`<option value="${String(d)}"${d === DEFAULT_TOKEN_DAYS ? html` selected` : ''}>In ${plural(d, 'day')}</option>`,
         )}</select>
-<p><button type="submit">Create token</button></p></form>
-<h2>Versions</h2>
-${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
-<ul>${versions.map(
-          (v) =>
-            html`<li>${timeTag(v.createdAt)} · ${plural(v.fileCount, 'file')} · <span class="muted">${v.versionId}</span> · <a href="${v.previewUrl}" rel="noopener">preview</a>${v.aliases.map((name) => html` · alias <a href="${previewUrl(publishDeps.config, slug, name)}" rel="noopener">${name}</a>`)}${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Promote ${v.versionId} to live">Promote</button></form>`}</li>`,
-        )}</ul>
+<p><button type="submit">Create token</button></p></form></section>
+<section id="versions" aria-labelledby="versions-title"><h2 id="versions-title">Versions</h2>
+${
+  versions.length === 0
+    ? html`<p class="muted">No published version yet.</p>`
+    : html`<p class="muted">Each version keeps its own preview address; an alias address follows the version it points at. Promote makes a version live.</p>
+<table class="stack"><thead><tr><th scope="col">Published</th><th scope="col">Preview</th><th scope="col">Aliases</th><th scope="col"><span class="visually-hidden">Status</span></th></tr></thead><tbody>${versions.map(
+        (v) =>
+          html`<tr><td data-label="Published">${timeTag(v.createdAt)}<br><span class="muted">${plural(v.fileCount, 'file')} · <span class="url">${v.versionId}</span></span></td>
+<td data-label="Preview"><a class="url" href="${v.previewUrl}" rel="noopener" target="_blank">${addressText(v.previewUrl)}</a></td>
+<td data-label="Aliases">${v.aliases.length === 0 ? html`<span class="muted">none</span>` : v.aliases.map((name, i) => html`${i === 0 ? '' : ', '}<a href="${previewUrl(publishDeps.config, slug, name)}" rel="noopener" target="_blank" aria-label="Open the alias ${name}">${name}</a>`)}</td>
+<td class="actions">${
+            v.current
+              ? html`<strong>live</strong>`
+              : html`<form method="post" action="/dashboard/sites/restore" data-confirm="Make this version live? Visitors of ${site.siteUrl} see it at once; the version live now stays in this list and can be promoted back.">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Promote ${v.versionId} to live">Promote</button></form>`
+          }</td></tr>`,
+      )}</tbody></table>`
+}</section>
 <h2>Files</h2>
 <details id="files"${site.files.length <= FILES_SHOWN_OPEN ? html` open` : ''}><summary>${plural(site.files.length, 'file')}, ${formatBytes(
           site.files.reduce((sum, f) => sum + f.size, 0),
