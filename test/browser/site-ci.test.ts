@@ -98,18 +98,36 @@ for (const mobile of [false, true]) {
       // Create a token: it is shown once, with a Copy button, on a page no cache keeps.
       await p.page.fill('#token-name', 'GitHub Actions');
       await p.page.selectOption('#token-days', '30');
-      const [created] = await Promise.all([
-        p.page.waitForResponse((r) => r.url().endsWith('/dashboard/sites/tokens')),
+      const [shown] = await Promise.all([
+        p.page.waitForResponse((r) => r.url().endsWith(`/dashboard/sites/${slug}/new-token`)),
         p.page.click('button:text-is("Create token")'),
       ]);
-      assert.equal(created.headers()['cache-control'], 'no-store');
+      assert.equal(shown.headers()['cache-control'], 'no-store');
       const token = ((await p.page.textContent('#deploy-token')) ?? '').trim();
       assert.match(token, /^svc_site_[0-9a-f]{32}$/);
+      // What the CI job needs besides the secret: this service's address (the CLI's default is localhost).
+      assert.match((await p.page.textContent('main')) ?? '', new RegExp(`SLIPWAY_URL=${p.baseUrl}`));
       await p.page.waitForSelector('button.copy:text-is("Copy")');
       await shot('2-token-once');
       assert.equal(await overflowsSideways(p), false, 'the token page fits the viewport');
+      // The Copy button puts exactly the token on the clipboard.
+      await p.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.baseUrl });
+      await p.page.locator('button.copy').first().click();
+      await p.page.waitForSelector('button.copy:text-is("Copied")');
+      assert.equal(await p.page.evaluate('navigator.clipboard.readText()'), token);
       // The token publishes this site (a known credential the API answers 403 on the account, not 401).
       assert.equal((await t.api('/api/v1/account', { key: token })).status, 403);
+
+      // Reloading the page does not show it again, nor create another.
+      await p.page.reload();
+      await p.page.waitForSelector('text=shown once');
+      assert.equal((await p.page.content()).includes(token), false, 'a reload does not show the token');
+      await shot('2b-token-reloaded');
+      const listed = await t.api(`/api/v1/publish/${slug}/tokens`, { key });
+      assert.deepEqual(
+        listed.body.tokens.map((tk: { name: string }) => tk.name),
+        ['GitHub Actions'],
+      );
 
       // Back on the site page, and after a reload: the token is listed by name, its secret nowhere.
       await p.page.click(`a:text-is("Back to ${slug}")`);

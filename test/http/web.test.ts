@@ -270,11 +270,28 @@ describe('web sign-in, sessions, CSRF and claim', () => {
       method: 'POST',
       form: { slug: site.slug, name: 'Web CI', days: '30', _csrf: csrfOf(page.text) },
     });
-    assert.equal(created.status, 200, created.text);
-    assert.equal(created.headers.get('cache-control'), 'no-store');
-    const token = /<code id="deploy-token">(svc_site_[0-9a-f]{32})<\/code>/.exec(created.text)?.[1];
+    // The POST answers a redirect (a reload never posts again); the page it leads to shows the token once.
+    assert.equal(created.status, 303, created.text);
+    assert.equal(created.headers.get('location'), `/dashboard/sites/${site.slug}/new-token`);
+    const cookie = created.headers.getSetCookie().join('\n');
+    assert.match(
+      cookie,
+      new RegExp(`Path=/dashboard/sites/${site.slug}/new-token; HttpOnly; SameSite=Strict`),
+    );
+    assert.equal(cookie.includes('svc_site_'), false, 'the cookie carries the token sealed');
+    const shown = await b.request(`/dashboard/sites/${site.slug}/new-token`);
+    assert.equal(shown.status, 200);
+    assert.equal(shown.headers.get('cache-control'), 'no-store');
+    const token = /<code id="deploy-token">(svc_site_[0-9a-f]{32})<\/code>/.exec(shown.text)?.[1];
     assert.ok(token, 'the token is on the page once');
-    assert.match(created.text, /shown once/);
+    assert.match(shown.text, /shown once/);
+    assert.ok(
+      shown.text.includes(`SLIPWAY_URL=${t.ctx.config.baseUrl}`),
+      'the CI command names this service',
+    );
+    const again = await b.request(`/dashboard/sites/${site.slug}/new-token`);
+    assert.equal(again.text.includes(token), false, 'the second look shows nothing');
+    assert.match(again.text, /shown once, right after it is created/);
     const listed = (await t.api(`/api/v1/publish/${site.slug}/tokens`, { key })).body.tokens;
     assert.equal(listed.length, 1);
     assert.equal(listed[0].name, 'Web CI');
