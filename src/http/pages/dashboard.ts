@@ -431,7 +431,7 @@ ${
     : html`<p class="muted">Each version keeps its own preview address; an alias address follows the version it points at. Promote makes a version live.</p>
 <table class="stack"><thead><tr><th scope="col">Published</th><th scope="col">Preview</th><th scope="col">Aliases</th><th scope="col"><span class="visually-hidden">Status</span></th></tr></thead><tbody>${versions.map(
         (v) =>
-          html`<tr><td data-label="Published">${timeTag(v.createdAt)}<br><span class="muted">${plural(v.fileCount, 'file')} · <span class="url">${v.versionId}</span></span></td>
+          html`<tr><td data-label="Published">${timeTag(v.createdAt)}<br><span class="muted">${plural(v.fileCount, 'file')} · <span class="nowrap">${v.versionId}</span></span></td>
 <td data-label="Preview"><a class="url" href="${v.previewUrl}" rel="noopener" target="_blank">${addressText(v.previewUrl)}</a></td>
 <td data-label="Aliases">${v.aliases.length === 0 ? html`<span class="muted">none</span>` : v.aliases.map((name, i) => html`${i === 0 ? '' : ', '}<a href="${previewUrl(publishDeps.config, slug, name)}" rel="noopener" target="_blank" aria-label="Open the alias ${name}">${name}</a>`)}</td>
 <td class="actions">${
