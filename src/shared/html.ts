@@ -72,8 +72,8 @@ main button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem}
 .warn{color:var(--warn);background:var(--warn-bg);padding:.6rem .8rem;border-radius:6px}
 main li{margin:.35rem 0}main li form,main td.actions form{display:inline-block;margin:0 .25rem .25rem .5rem}
 main td.actions form{margin-left:0}
-main code.record{overflow-wrap:anywhere}
-main td.nowrap{white-space:nowrap}main summary{cursor:pointer}
+main code.record{overflow-wrap:anywhere}main .url{overflow-wrap:break-word}
+main td.nowrap,main .nowrap{white-space:nowrap}main summary{cursor:pointer}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}

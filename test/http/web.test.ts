@@ -255,8 +255,8 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     const site = await publish(t, { 'index.html': '<p>tokens</p>' }, { key });
     await signInWithBrowser(t, b, 'web-tokens@example.com');
     const page = await b.request(`/dashboard/sites/${site.slug}`);
-    assert.match(page.text, /<h2>Deploy tokens<\/h2>/);
-    assert.match(page.text, /No deploy tokens\./);
+    assert.match(page.text, /<h2 id="deploy-tokens-title">Deploy tokens<\/h2>/);
+    assert.match(page.text, /No deploy tokens yet\./);
     assert.match(page.text, /<option value="90" selected>In 90 days<\/option>/);
     // Without the form's CSRF token nothing is created.
     const forged = await b.request('/dashboard/sites/tokens', {
@@ -270,11 +270,28 @@ describe('web sign-in, sessions, CSRF and claim', () => {
       method: 'POST',
       form: { slug: site.slug, name: 'Web CI', days: '30', _csrf: csrfOf(page.text) },
     });
-    assert.equal(created.status, 200, created.text);
-    assert.equal(created.headers.get('cache-control'), 'no-store');
-    const token = /<code id="deploy-token">(svc_site_[0-9a-f]{32})<\/code>/.exec(created.text)?.[1];
+    // The POST answers a redirect (a reload never posts again); the page it leads to shows the token once.
+    assert.equal(created.status, 303, created.text);
+    assert.equal(created.headers.get('location'), `/dashboard/sites/${site.slug}/new-token`);
+    const cookie = created.headers.getSetCookie().join('\n');
+    assert.match(
+      cookie,
+      new RegExp(`Path=/dashboard/sites/${site.slug}/new-token; HttpOnly; SameSite=Strict`),
+    );
+    assert.equal(cookie.includes('svc_site_'), false, 'the cookie carries the token sealed');
+    const shown = await b.request(`/dashboard/sites/${site.slug}/new-token`);
+    assert.equal(shown.status, 200);
+    assert.equal(shown.headers.get('cache-control'), 'no-store');
+    const token = /<code id="deploy-token">(svc_site_[0-9a-f]{32})<\/code>/.exec(shown.text)?.[1];
     assert.ok(token, 'the token is on the page once');
-    assert.match(created.text, /shown once/);
+    assert.match(shown.text, /shown once/);
+    assert.ok(
+      shown.text.includes(`SLIPWAY_URL=${t.ctx.config.baseUrl}`),
+      'the CI command names this service',
+    );
+    const again = await b.request(`/dashboard/sites/${site.slug}/new-token`);
+    assert.equal(again.text.includes(token), false, 'the second look shows nothing');
+    assert.match(again.text, /shown once, right after it is created/);
     const listed = (await t.api(`/api/v1/publish/${site.slug}/tokens`, { key })).body.tokens;
     assert.equal(listed.length, 1);
     assert.equal(listed[0].name, 'Web CI');
@@ -374,12 +391,19 @@ describe('web sign-in, sessions, CSRF and claim', () => {
     assert.equal(fin.status, 200, fin.text);
     await signInWithBrowser(t, b, 'previews-page@example.com');
     const page = await b.request(`/dashboard/sites/${site.slug}`);
-    assert.ok(page.text.includes(`<a href="${fin.body.previewUrl}" rel="noopener">preview</a>`), page.text);
     assert.ok(
       page.text.includes(
-        `<a href="http://${site.slug}--staging.localhost:${t.port}/" rel="noopener">staging</a>`,
+        `<a class="url" href="${fin.body.previewUrl}" rel="noopener" target="_blank">${fin.body.previewUrl.replace('--', '<span class="nowrap">--</span><wbr>')}</a>`,
+      ),
+      page.text,
+    );
+    assert.ok(
+      page.text.includes(
+        `<a href="http://${site.slug}--staging.localhost:${t.port}/" rel="noopener" target="_blank" aria-label="Open the alias staging">staging</a>`,
       ),
     );
+    // Promote asks first: it changes what the site's visitors see.
+    assert.match(page.text, /data-confirm="Make this version live\?/);
     assert.match(page.text, new RegExp(`aria-label="Promote ${versionId} to live">Promote</button>`));
     const promote = await b.request('/dashboard/sites/restore', {
       method: 'POST',

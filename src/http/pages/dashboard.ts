@@ -4,6 +4,7 @@
 // API (same validation, same error messages) and redirects back (303) with a one-line notice signed for
 // the session; the session and the form's CSRF token are checked by the plugin's preHandler (session.ts).
 
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { describeAccount } from '../../core/account.js';
 import { type BillingDeps, checkout, portal } from '../../core/billing.js';
@@ -40,6 +41,7 @@ import {
   revokeDeployToken,
 } from '../../core/tokens.js';
 import { deleteVariable, listVariables, putVariables, type VariableDeps } from '../../core/variables.js';
+import { cookieValue } from '../../shared/cookies.js';
 import { html, type SafeHtml, timeTag } from '../../shared/html.js';
 import { type Form, formOf, sendPage } from './page.js';
 import { formSession, type Session, signInFirst, webSessions } from './session.js';
@@ -75,6 +77,17 @@ const EXPIRY_CHOICES = [
 
 /** The deploy-token form's lifetimes (expiresInDays as the API takes it); the API's default is preselected. */
 const TOKEN_DAYS = [7, 30, 90, 365];
+
+/**
+ * A preview or alias address as link text: it may wrap after `<slug>--` (a phone is narrower than the
+ * host), never between the two hyphens, which would read as one hyphen at a line's end and another at
+ * the next line's start.
+ */
+function addressText(url: string): SafeHtml {
+  const at = url.indexOf('--');
+  if (at < 0) return html`${url}`;
+  return html`${url.slice(0, at)}<span class="nowrap">--</span><wbr>${url.slice(at + 2)}`;
+}
 
 const handleUrl = (config: SessionDeps['config'], handle: string) =>
   `${config.scheme}://${handle}.${config.siteDomain}/`;
@@ -157,6 +170,43 @@ ${
 <form method="post" action="/dashboard/api-key" data-confirm="Replace your API key? Scripts and the CLI using the current key stop working at once.">${csrf}<button class="danger" type="submit">Regenerate the API key</button></form>`;
 }
 
+/**
+ * A new deploy token travels from the create form's POST to the page that shows it (a 303 to a GET, so
+ * a reload or Back never posts the form again and never makes a second token) in a cookie that only
+ * that page's path receives, sealed (AES-256-GCM) under a key derived from the CSRF key, the session
+ * and the site, and cleared by the first page that reads it: the token is shown once.
+ */
+const NEW_TOKEN_COOKIE = 'slipway_new_token';
+const NEW_TOKEN_TTL_S = 300;
+const newTokenPath = (slug: string) => `/dashboard/sites/${slug}/new-token`;
+
+function newTokenKey(csrfKey: Buffer, session: string, slug: string): Buffer {
+  return createHmac('sha256', csrfKey).update(`new-deploy-token\0${session}\0${slug}`).digest();
+}
+
+function sealNewToken(key: Buffer, shown: { token: string; expiresAt: string }): string {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  const body = Buffer.concat([cipher.update(JSON.stringify(shown), 'utf8'), cipher.final()]);
+  return Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64url');
+}
+
+function openNewToken(key: Buffer, sealed: string | undefined): { token: string; expiresAt: string } | null {
+  if (!sealed || sealed.length > 400) return null;
+  try {
+    const raw = Buffer.from(sealed, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(raw.length - 16));
+    const text = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
+    const shown = JSON.parse(text.toString('utf8')) as { token?: unknown; expiresAt?: unknown };
+    return typeof shown.token === 'string' && typeof shown.expiresAt === 'string'
+      ? { token: shown.token, expiresAt: shown.expiresAt }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
   const web = webSessions(deps.sessions);
   const { publish: publishDeps, secrets: secretDeps, hosts: hostDeps, billing: billingDeps } = deps;
@@ -205,6 +255,39 @@ ${await accountSections(
 )}
 <h2>Session</h2>
 <form method="post" action="/logout">${web.csrfField(s.token)}<p><button class="secondary" type="submit">Sign out</button></p></form>`,
+    );
+  }
+
+  /** The page that shows a new deploy token (once), or says it was shown already. */
+  function newTokenPage(
+    reply: FastifyReply,
+    slug: string,
+    shown: { token: string; expiresAt: string } | null,
+  ) {
+    const back = html`<p><a href="/dashboard/sites/${slug}">Back to ${slug}</a></p>`;
+    if (!shown) {
+      return sendPage(
+        reply,
+        200,
+        'Deploy token',
+        html`<h1>Deploy token for ${slug}</h1>
+<p>A deploy token is shown once, right after it is created, and not again (only a hash of it is kept). If you did not copy it, revoke it on the site's page and create another.</p>
+${back}`,
+      );
+    }
+    const baseUrl = deps.sessions.config.baseUrl.replace(/\/+$/, '');
+    return sendPage(
+      reply,
+      200,
+      'New deploy token',
+      html`<h1>Deploy token for ${slug}</h1>
+<p class="warn" role="alert">Copy it now: it is shown once, and not again after you leave or reload this page. Store it as a CI secret named <code>SLIPWAY_TOKEN</code>; it expires ${timeTag(shown.expiresAt)}.</p>
+<pre data-copy="the deploy token"><code id="deploy-token">${shown.token}</code></pre>
+<p>In the CI job, with <code>SLIPWAY_TOKEN</code> set:</p>
+<pre data-copy="the command"><code>SLIPWAY_URL=${baseUrl} \\
+slipway publish ./dist --archive --slug ${slug}</code></pre>
+<p class="muted">Add <code>--preview --alias pr-42</code> to publish a preview instead of going live. <code>docs/ci.md</code> has whole GitHub Actions and GitLab CI jobs.</p>
+${back}`,
     );
   }
 
@@ -289,7 +372,7 @@ ${
           : ''
       }</p>`
 }
-<p><a href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
+<p><a class="url" href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
 <h2>Details</h2>
 <form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
 <label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
@@ -323,11 +406,11 @@ ${
         )}</ul>
 <form method="post" action="/dashboard/sites/hosts">${csrf}${slugField}
 <label for="host">Allow a host</label><input id="host" name="hostname" placeholder="api.example.com" required> <button type="submit">Allow</button></form>
-<h2>Deploy tokens</h2>
-<p class="muted">For CI: a token publishes this site (new versions, uploads, finalize) and nothing else. Set it as <code>SLIPWAY_TOKEN</code> in the job; it is shown once.</p>
+<section id="deploy-tokens" aria-labelledby="deploy-tokens-title"><h2 id="deploy-tokens-title">Deploy tokens</h2>
+<p class="muted">For CI: a token publishes this site (new versions, uploads, finalize, aliases) and nothing else. Set it as <code>SLIPWAY_TOKEN</code> in the job; it is shown once.</p>
 ${
   tokens.length === 0
-    ? html`<p class="muted">No deploy tokens.</p>`
+    ? html`<p class="muted">No deploy tokens yet. Create one per CI job that publishes this site: each can then be revoked without stopping the others.</p>`
     : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${tokens.map(
         (tk) =>
           html`<tr><td data-label="Name">${tk.name}</td><td data-label="Expires">${Date.parse(tk.expiresAt) <= now ? html`<strong>expired</strong> ` : ''}${timeTag(tk.expiresAt)}</td><td data-label="Last used">${tk.lastUsedAt === null ? 'never' : timeTag(tk.lastUsedAt)}</td>
@@ -335,18 +418,29 @@ ${
       )}</tbody></table>`
 }
 <form method="post" action="/dashboard/sites/tokens">${csrf}${slugField}
-<label for="token-name">Name</label><input id="token-name" name="name" placeholder="GitHub Actions" required maxlength="${String(MAX_TOKEN_NAME_CHARS)}">
+<label for="token-name">Name of a new token</label><input id="token-name" name="name" placeholder="GitHub Actions" required maxlength="${String(MAX_TOKEN_NAME_CHARS)}">
 <label for="token-days">Expires</label><select id="token-days" name="days">${TOKEN_DAYS.map(
           (d) =>
             html`<option value="${String(d)}"${d === DEFAULT_TOKEN_DAYS ? html` selected` : ''}>In ${plural(d, 'day')}</option>`,
         )}</select>
-<p><button type="submit">Create token</button></p></form>
-<h2>Versions</h2>
-${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` : ''}
-<ul>${versions.map(
-          (v) =>
-            html`<li>${timeTag(v.createdAt)} · ${plural(v.fileCount, 'file')} · <span class="muted">${v.versionId}</span> · <a href="${v.previewUrl}" rel="noopener">preview</a>${v.aliases.map((name) => html` · alias <a href="${previewUrl(publishDeps.config, slug, name)}" rel="noopener">${name}</a>`)}${v.current ? html` · <strong>live</strong>` : html` <form method="post" action="/dashboard/sites/restore">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Promote ${v.versionId} to live">Promote</button></form>`}</li>`,
-        )}</ul>
+<p><button type="submit">Create token</button></p></form></section>
+<section id="versions" aria-labelledby="versions-title"><h2 id="versions-title">Versions</h2>
+${
+  versions.length === 0
+    ? html`<p class="muted">No published version yet.</p>`
+    : html`<p class="muted">Each version keeps its own preview address; an alias address follows the version it points at. Promote makes a version live.</p>
+<table class="stack"><thead><tr><th scope="col">Published</th><th scope="col">Preview</th><th scope="col">Aliases</th><th scope="col"><span class="visually-hidden">Status</span></th></tr></thead><tbody>${versions.map(
+        (v) =>
+          html`<tr><td data-label="Published">${timeTag(v.createdAt)}<br><span class="muted">${plural(v.fileCount, 'file')} · <span class="nowrap">${v.versionId}</span></span></td>
+<td data-label="Preview"><a class="url" href="${v.previewUrl}" rel="noopener" target="_blank">${addressText(v.previewUrl)}</a></td>
+<td data-label="Aliases">${v.aliases.length === 0 ? html`<span class="muted">none</span>` : v.aliases.map((name, i) => html`${i === 0 ? '' : ', '}<a href="${previewUrl(publishDeps.config, slug, name)}" rel="noopener" target="_blank" aria-label="Open the alias ${name}">${name}</a>`)}</td>
+<td class="actions">${
+            v.current
+              ? html`<strong>live</strong>`
+              : html`<form method="post" action="/dashboard/sites/restore" data-confirm="Make this version live? Visitors of ${site.siteUrl} see it at once; the version live now stays in this list and can be promoted back.">${csrf}${slugField}<input type="hidden" name="versionId" value="${v.versionId}"><button type="submit" aria-label="Promote ${v.versionId} to live">Promote</button></form>`
+          }</td></tr>`,
+      )}</tbody></table>`
+}</section>
 <h2>Files</h2>
 <details id="files"${site.files.length <= FILES_SHOWN_OPEN ? html` open` : ''}><summary>${plural(site.files.length, 'file')}, ${formatBytes(
           site.files.reduce((sum, f) => sum + f.size, 0),
@@ -393,7 +487,10 @@ ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` :
       await deleteProxyHost(secretDeps, s.account, b.slug ?? '', b.hostname ?? '');
       return `${b.hostname} removed.`;
     });
-    // The new token is shown once, on this response (like a new API key); only its hash is kept.
+    // The new token is shown once, by the page this answer sends the browser to (see NEW_TOKEN_COOKIE).
+    const https = deps.sessions.config.scheme === 'https';
+    const newTokenCookie = (slug: string, value: string, maxAgeS: number) =>
+      `${https ? '__Secure-' : ''}${NEW_TOKEN_COOKIE}=${value}; Path=${newTokenPath(slug)}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${https ? '; Secure' : ''}`;
     app.post('/dashboard/sites/tokens', { schema: { hide: true } }, async (req, reply) => {
       const s = formSession(req);
       const b = formOf(req);
@@ -410,16 +507,25 @@ ${versions.length === 0 ? html`<p class="muted">No published version yet.</p>` :
           return web.back(reply, s, sitePage(b), `${err.code}: ${err.message}`);
         throw err;
       }
-      return sendPage(
-        reply,
-        200,
-        'New deploy token',
-        html`<h1>Deploy token for ${slug}</h1>
-<p class="warn" role="alert">Copy it now: it is shown once. Store it as a CI secret named <code>SLIPWAY_TOKEN</code>; it expires ${timeTag(created.expiresAt)}.</p>
-<pre data-copy="the deploy token"><code id="deploy-token">${created.token}</code></pre>
-<p>In the CI job: <code>slipway publish ./dist --slug ${slug}</code></p>
-<p><a href="/dashboard/sites/${slug}">Back to ${slug}</a></p>`,
+      const sealed = sealNewToken(newTokenKey(deps.sessions.csrfKey, s.token, slug), {
+        token: created.token,
+        expiresAt: created.expiresAt,
+      });
+      return reply
+        .header('set-cookie', newTokenCookie(slug, sealed, NEW_TOKEN_TTL_S))
+        .redirect(newTokenPath(slug), 303);
+    });
+    app.get('/dashboard/sites/:slug/new-token', { schema: { hide: true } }, async (req, reply) => {
+      const { slug } = req.params as { slug: string };
+      if (!/^[a-z0-9-]{1,63}$/.test(slug)) return reply.redirect(HOME, 303);
+      const s = req.webSession;
+      if (!s) return signInFirst(reply, encodeURIComponent(`/dashboard/sites/${slug}`));
+      const shown = openNewToken(
+        newTokenKey(deps.sessions.csrfKey, s.token, slug),
+        cookieValue(req.headers.cookie, `${https ? '__Secure-' : ''}${NEW_TOKEN_COOKIE}`),
       );
+      reply.header('set-cookie', newTokenCookie(slug, '', 0));
+      return newTokenPage(reply, slug, shown);
     });
     action('/dashboard/sites/tokens/revoke', sitePage, async (s, b) => {
       await revokeDeployToken(publishDeps, s.account, b.slug ?? '', b.id ?? '');
