@@ -58,6 +58,11 @@ export interface ArchiveRequest {
   body: AsyncIterable<Uint8Array | string>;
   /** Content-Length header, when the body is not chunked. */
   contentLength: string | undefined;
+  /**
+   * Asked again once the archive has been read, before anything is published: the caller's key or deploy
+   * token must still be valid (a token revoked, or a key regenerated, during a long upload stops it then).
+   */
+  stillAuthorized?: () => Promise<void>;
 }
 
 export type ArchiveResult = FinalizeReply & {
@@ -108,6 +113,7 @@ export async function deployArchive(
     storageLimit: limits.maxStorageBytes,
     storageUsedElsewhere: used - replacedBytes,
   });
+  await req.stillAuthorized?.();
 
   // The ordinary publish, with the hashes just computed: every manifest rule, limit and the dedup apply.
   const body = {

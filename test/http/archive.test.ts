@@ -205,6 +205,48 @@ describe('archive deploys', () => {
     assert.equal((await served(t, other.body.slug, '')).body.toString(), 'other');
   });
 
+  test('a deploy token revoked while its archive is on the way publishes nothing (revoke stops it at once)', async () => {
+    const mine = (await deploy(t, tgz(fileEntries({ 'index.html': 'before' })), { key })).body.slug as string;
+    const created = await t.api(`/api/v1/publish/${mine}/tokens`, {
+      method: 'POST',
+      key,
+      body: { name: 'leak' },
+    });
+    const gz = tgz(fileEntries({ 'index.html': 'defaced', 'pad.bin': randomBytes(8192) }));
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({
+        host: '127.0.0.1',
+        port: t.port,
+        method: 'POST',
+        path: `/api/v1/publish/${mine}/archive`,
+        headers: {
+          'content-type': 'application/gzip',
+          'transfer-encoding': 'chunked',
+          authorization: `Bearer ${created.body.token}`,
+        },
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }));
+      });
+      req.write(gz.subarray(0, gz.length / 2));
+      // The owner revokes the token while the rest of the archive is still on its way.
+      void new Promise((r) => setTimeout(r, 100))
+        .then(() => t.api(`/api/v1/publish/${mine}/tokens/${created.body.id}`, { method: 'DELETE', key }))
+        .then((revoked) => {
+          assert.equal(revoked.status, 200, revoked.text);
+          req.end(gz.subarray(gz.length / 2));
+        });
+    });
+    const res = await answer;
+    assert.equal(res.status, 401, res.body);
+    assert.equal(JSON.parse(res.body).code, 'UNAUTHORIZED');
+    assert.equal((await served(t, mine, '')).body.toString(), 'before');
+    assert.equal((await siteState(t, mine)).pending, 0, 'no version left behind');
+  });
+
   test('an archive of plain names (no ./), a GNU-format header and a trailing record padding', async () => {
     const bytes = Buffer.concat([
       tar(fileEntries({ 'index.html': 'plain', 'a/b.txt': 'bee' })),
