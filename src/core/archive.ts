@@ -15,10 +15,12 @@ import { sitePathKey } from '../shared/rules/paths.js';
 import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
 import { tombstoneSite } from '../store/db/tables/site.js';
 import { abandonVersion, findVersion, markExpectedStored, touchBlob } from '../store/db/tables/version.js';
+import { checkAliasName } from './aliases.js';
 import { ApiError, invalid } from './errors.js';
 import { formatBytes } from './format.js';
 import { MAX_MANIFEST_FILES, MAX_PATH_CHARS, type ManifestFile, pathProblem } from './manifest.js';
 import {
+  ANONYMOUS_ALIAS,
   checkSiteLimit,
   createSite,
   type FinalizeOptions,
@@ -88,7 +90,12 @@ export async function deployArchive(
   options: FinalizeOptions = {},
 ): Promise<ArchiveResult> {
   const limits = limitsFor(deps, account);
-  // What can be refused before a byte is read, is: an unknown site, the site limit, a body too large.
+  // What can be refused before a byte is read, is: an unknown site, the site limit, a body too large, an
+  // alias finalize would refuse (otherwise a whole archive is stored, and a site made and tombstoned, first).
+  if (options.alias !== undefined) {
+    if (slug !== null) checkAliasName(slug, options.alias);
+    else if (account === null) throw invalid(ANONYMOUS_ALIAS);
+  }
   let replacedBytes = 0;
   if (slug !== null) {
     const site = await ownedSite(deps, account!, slug);

@@ -440,6 +440,16 @@ describe('archive deploys', () => {
     assert.ok(REQUEST_TIMEOUT_MS >= 3_600_000);
   });
 
+  test('an alias on an anonymous archive is refused before the archive is read', async () => {
+    const rows = async () => (await t.ctx.db.kysely.selectFrom('sites').select('slug').execute()).length;
+    const before = await rows();
+    const archive = tgz(fileEntries({ 'index.html': 'x' }));
+    const anonymous = await deploy(t, archive, { query: '?alias=pr-1' });
+    assertRefused(anonymous, 400, 'INVALID_REQUEST');
+    assert.match(anonymous.body.error, /claim/);
+    assert.equal(await rows(), before, 'no site was made (and tombstoned) for the refusal');
+  });
+
   test('a secret in a file: the finalize refusal, no live change, no anonymous site', async () => {
     const before = await siteState(t, slug);
     const sites = await liveSiteCount(t);
