@@ -152,6 +152,8 @@ export async function deployArchive(
 
 /** A refused deploy leaves nothing: the version it made is abandoned, a site it made is deleted. */
 async function discard(deps: PublishDeps, slug: string, versionId: string, created: boolean): Promise<void> {
+  // A failure after the finalize committed (announcing the change) leaves what it published in place.
+  if ((await findVersion(deps.db.kysely, versionId))?.status === 'finalized') return;
   if (created) {
     await deps.db.transaction((trx) => tombstoneSite(trx, slug, deps.clock.now()));
     await deps.changes.publish({ kind: 'site', slug });

@@ -440,6 +440,23 @@ describe('archive deploys', () => {
     assert.ok(REQUEST_TIMEOUT_MS >= 3_600_000);
   });
 
+  test('a failure after the finalize committed does not take the published version down again', async () => {
+    const mine = (await deploy(t, tgz(fileEntries({ 'index.html': 'one' })), { key })).body.slug as string;
+    // A change listener that fails once (the finalize has committed when the change is announced).
+    const stop = t.ctx.changes.subscribe((change) => {
+      if (change.kind !== 'site') return;
+      stop();
+      throw new Error('listener failed');
+    });
+    const res = await deploy(t, tgz(fileEntries({ 'index.html': 'two' })), { slug: mine, key });
+    stop();
+    assert.equal(res.status, 500, res.text);
+    // The version is live (its finalize committed): it must still have its files.
+    const page = await served(t, mine, '');
+    assert.equal(page.status, 200);
+    assert.equal(page.body.toString(), 'two');
+  });
+
   test('an alias on an anonymous archive is refused before the archive is read', async () => {
     const rows = async () => (await t.ctx.db.kysely.selectFrom('sites').select('slug').execute()).length;
     const before = await rows();
