@@ -15,10 +15,12 @@ import { sitePathKey } from '../shared/rules/paths.js';
 import { type AccountRow, accountUsage } from '../store/db/tables/account.js';
 import { tombstoneSite } from '../store/db/tables/site.js';
 import { abandonVersion, findVersion, markExpectedStored, touchBlob } from '../store/db/tables/version.js';
+import { checkAliasName } from './aliases.js';
 import { ApiError, invalid } from './errors.js';
 import { formatBytes } from './format.js';
 import { MAX_MANIFEST_FILES, MAX_PATH_CHARS, type ManifestFile, pathProblem } from './manifest.js';
 import {
+  ANONYMOUS_ALIAS,
   checkSiteLimit,
   createSite,
   type FinalizeOptions,
@@ -58,6 +60,11 @@ export interface ArchiveRequest {
   body: AsyncIterable<Uint8Array | string>;
   /** Content-Length header, when the body is not chunked. */
   contentLength: string | undefined;
+  /**
+   * Asked again once the archive has been read, before anything is published: the caller's key or deploy
+   * token must still be valid (a token revoked, or a key regenerated, during a long upload stops it then).
+   */
+  stillAuthorized?: () => Promise<void>;
 }
 
 export type ArchiveResult = FinalizeReply & {
@@ -83,7 +90,12 @@ export async function deployArchive(
   options: FinalizeOptions = {},
 ): Promise<ArchiveResult> {
   const limits = limitsFor(deps, account);
-  // What can be refused before a byte is read, is: an unknown site, the site limit, a body too large.
+  // What can be refused before a byte is read, is: an unknown site, the site limit, a body too large, an
+  // alias finalize would refuse (otherwise a whole archive is stored, and a site made and tombstoned, first).
+  if (options.alias !== undefined) {
+    if (slug !== null) checkAliasName(slug, options.alias);
+    else if (account === null) throw invalid(ANONYMOUS_ALIAS);
+  }
   let replacedBytes = 0;
   if (slug !== null) {
     const site = await ownedSite(deps, account!, slug);
@@ -108,6 +120,7 @@ export async function deployArchive(
     storageLimit: limits.maxStorageBytes,
     storageUsedElsewhere: used - replacedBytes,
   });
+  await req.stillAuthorized?.();
 
   // The ordinary publish, with the hashes just computed: every manifest rule, limit and the dedup apply.
   const body = {
@@ -139,6 +152,8 @@ export async function deployArchive(
 
 /** A refused deploy leaves nothing: the version it made is abandoned, a site it made is deleted. */
 async function discard(deps: PublishDeps, slug: string, versionId: string, created: boolean): Promise<void> {
+  // A failure after the finalize committed (announcing the change) leaves what it published in place.
+  if ((await findVersion(deps.db.kysely, versionId))?.status === 'finalized') return;
   if (created) {
     await deps.db.transaction((trx) => tombstoneSite(trx, slug, deps.clock.now()));
     await deps.changes.publish({ kind: 'site', slug });

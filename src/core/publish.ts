@@ -353,6 +353,9 @@ export interface FinalizeOptions {
 }
 
 /** POST /api/v1/publish/:slug/finalize. */
+/** Why an anonymous site gets no alias (finalize, and an anonymous archive deploy before it is read). */
+export const ANONYMOUS_ALIAS = 'Aliases belong to owned sites: claim this site first, then set the alias.';
+
 export async function finalizeSite(
   deps: PublishDeps,
   account: AccountRow | null,
@@ -375,7 +378,7 @@ export async function finalizeSite(
     checkAliasName(slug, alias);
     // Aliases are managed by the owner (core/aliases.ts): an anonymous site gets them once claimed.
     if (site.owner_id === null) {
-      throw invalid('Aliases belong to owned sites: claim this site first, then set the alias.');
+      throw invalid(ANONYMOUS_ALIAS);
     }
   }
   const now = deps.clock.now();

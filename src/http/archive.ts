@@ -9,8 +9,31 @@ import { ANONYMOUS_WARNING } from '../api/sites.js';
 import { ARCHIVE_MEDIA_TYPES, deployArchive } from '../core/archive.js';
 import { invalid, unauthorized } from '../core/errors.js';
 import type { FinalizeOptions, PublishDeps } from '../core/publish.js';
+import { accountForAuthorization } from '../core/signin.js';
+import { deployTokenCaller } from '../core/tokens.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import { requireAccount } from './rate-limit.js';
+
+/**
+ * The request's key or deploy token, checked again after the archive has arrived (up to an hour later):
+ * revoking a token or regenerating a key stops it "at once" (docs/deploy-tokens.md), so an archive still
+ * on its way then publishes nothing (401), as the three-step flow's finalize would refuse it.
+ */
+function recheckCaller(deps: PublishDeps, req: FastifyRequest): () => Promise<void> {
+  return async () => {
+    const header = req.headers.authorization;
+    if (header === undefined || req.account === null) return; // anonymous
+    const now = deps.clock.now();
+    const still = req.deployToken
+      ? (await deployTokenCaller(deps.db, header, now))?.token.id === req.deployToken.id
+      : (await accountForAuthorization(deps.db, header, now))?.id === req.account.id;
+    if (!still) {
+      throw unauthorized(
+        'The key or deploy token of this request was revoked or expired while the archive was being sent; nothing was published.',
+      );
+    }
+  };
+}
 
 /** A sent but invalid key is an error, not an anonymous request. */
 function optionalAccount(req: FastifyRequest): AccountRow | null {
@@ -57,7 +80,11 @@ export function archiveRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
           deps,
           account,
           req.params.slug,
-          { body: body as AsyncIterable<Uint8Array>, contentLength: req.headers['content-length'] },
+          {
+            body: body as AsyncIterable<Uint8Array>,
+            contentLength: req.headers['content-length'],
+            stillAuthorized: recheckCaller(deps, req),
+          },
           finalizeOptions(req.query),
         );
       },
@@ -72,7 +99,11 @@ export function archiveRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
           deps,
           account,
           null,
-          { body: body as AsyncIterable<Uint8Array>, contentLength: req.headers['content-length'] },
+          {
+            body: body as AsyncIterable<Uint8Array>,
+            contentLength: req.headers['content-length'],
+            stillAuthorized: recheckCaller(deps, req),
+          },
           finalizeOptions(req.query),
         );
         return reply.code(201).send(result.anonymous ? { ...result, warning: ANONYMOUS_WARNING } : result);

@@ -205,6 +205,48 @@ describe('archive deploys', () => {
     assert.equal((await served(t, other.body.slug, '')).body.toString(), 'other');
   });
 
+  test('a deploy token revoked while its archive is on the way publishes nothing (revoke stops it at once)', async () => {
+    const mine = (await deploy(t, tgz(fileEntries({ 'index.html': 'before' })), { key })).body.slug as string;
+    const created = await t.api(`/api/v1/publish/${mine}/tokens`, {
+      method: 'POST',
+      key,
+      body: { name: 'leak' },
+    });
+    const gz = tgz(fileEntries({ 'index.html': 'defaced', 'pad.bin': randomBytes(8192) }));
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({
+        host: '127.0.0.1',
+        port: t.port,
+        method: 'POST',
+        path: `/api/v1/publish/${mine}/archive`,
+        headers: {
+          'content-type': 'application/gzip',
+          'transfer-encoding': 'chunked',
+          authorization: `Bearer ${created.body.token}`,
+        },
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }));
+      });
+      req.write(gz.subarray(0, gz.length / 2));
+      // The owner revokes the token while the rest of the archive is still on its way.
+      void new Promise((r) => setTimeout(r, 100))
+        .then(() => t.api(`/api/v1/publish/${mine}/tokens/${created.body.id}`, { method: 'DELETE', key }))
+        .then((revoked) => {
+          assert.equal(revoked.status, 200, revoked.text);
+          req.end(gz.subarray(gz.length / 2));
+        });
+    });
+    const res = await answer;
+    assert.equal(res.status, 401, res.body);
+    assert.equal(JSON.parse(res.body).code, 'UNAUTHORIZED');
+    assert.equal((await served(t, mine, '')).body.toString(), 'before');
+    assert.equal((await siteState(t, mine)).pending, 0, 'no version left behind');
+  });
+
   test('an archive of plain names (no ./), a GNU-format header and a trailing record padding', async () => {
     const bytes = Buffer.concat([
       tar(fileEntries({ 'index.html': 'plain', 'a/b.txt': 'bee' })),
@@ -396,6 +438,33 @@ describe('archive deploys', () => {
     // link under 0.7 MB/s.
     assert.equal(t.app.server.requestTimeout, REQUEST_TIMEOUT_MS);
     assert.ok(REQUEST_TIMEOUT_MS >= 3_600_000);
+  });
+
+  test('a failure after the finalize committed does not take the published version down again', async () => {
+    const mine = (await deploy(t, tgz(fileEntries({ 'index.html': 'one' })), { key })).body.slug as string;
+    // A change listener that fails once (the finalize has committed when the change is announced).
+    const stop = t.ctx.changes.subscribe((change) => {
+      if (change.kind !== 'site') return;
+      stop();
+      throw new Error('listener failed');
+    });
+    const res = await deploy(t, tgz(fileEntries({ 'index.html': 'two' })), { slug: mine, key });
+    stop();
+    assert.equal(res.status, 500, res.text);
+    // The version is live (its finalize committed): it must still have its files.
+    const page = await served(t, mine, '');
+    assert.equal(page.status, 200);
+    assert.equal(page.body.toString(), 'two');
+  });
+
+  test('an alias on an anonymous archive is refused before the archive is read', async () => {
+    const rows = async () => (await t.ctx.db.kysely.selectFrom('sites').select('slug').execute()).length;
+    const before = await rows();
+    const archive = tgz(fileEntries({ 'index.html': 'x' }));
+    const anonymous = await deploy(t, archive, { query: '?alias=pr-1' });
+    assertRefused(anonymous, 400, 'INVALID_REQUEST');
+    assert.match(anonymous.body.error, /claim/);
+    assert.equal(await rows(), before, 'no site was made (and tombstoned) for the refusal');
   });
 
   test('a secret in a file: the finalize refusal, no live change, no anonymous site', async () => {

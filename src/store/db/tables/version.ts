@@ -246,14 +246,23 @@ export async function stalePendingVersions(
     .execute();
 }
 
+/**
+ * Abandons a pending version and drops its file list; a version no longer pending (a finalize that won)
+ * keeps both. The status moves first, so a finalize running meanwhile either wins or is refused.
+ */
 export async function abandonVersion(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('version_files').where('version_id', '=', id).execute();
   await db
     .updateTable('versions')
     .set({ status: 'abandoned' })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute();
+  const abandoned = db
+    .selectFrom('versions')
+    .select('id')
+    .where('id', '=', id)
+    .where('status', '=', 'abandoned');
+  await db.deleteFrom('version_files').where('version_id', 'in', abandoned).execute();
 }
 
 // ---- blob index -------------------------------------------------------------------------------
