@@ -517,7 +517,15 @@ ${
     });
     app.get('/dashboard/sites/:slug/new-token', { schema: { hide: true } }, async (req, reply) => {
       const { slug } = req.params as { slug: string };
-      if (!/^[a-z0-9-]{1,63}$/.test(slug)) return reply.redirect(HOME, 303);
+      // Not a slug at all: the 404 page, as the site page answers it.
+      if (!/^[a-z0-9-]{1,63}$/.test(slug)) {
+        return sendPage(
+          reply,
+          404,
+          'Not found',
+          html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
+        );
+      }
       const s = req.webSession;
       if (!s) return signInFirst(reply, encodeURIComponent(`/dashboard/sites/${slug}`));
       const shown = openNewToken(

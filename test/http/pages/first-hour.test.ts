@@ -143,7 +143,7 @@ describe('pages for a new user', () => {
     const few = (await b.request(`/dashboard/sites/${small.slug}`)).text;
     assert.match(few, /<details id="files" open><summary>1 file, \d+ B<\/summary>/);
     // The versions list counts the same way ("1 files" before; issue 21 walkthrough).
-    assert.match(few, /· 1 file · /);
+    assert.match(few, /<span class="muted">1 file · /);
     assert.doesNotMatch(few, /\b1 files\b/);
     const dash = (await b.request('/dashboard')).text;
     assert.match(rowOf(dash, site.slug), /<td data-label="Size" class="nowrap">11\.\d KB<\/td>/);
