@@ -147,19 +147,7 @@ async function publish(session: Session, [target]: string[], flags: PublishFlags
   let fromState = flags.slug === undefined && here !== undefined;
 
   if (session.deployToken) {
-    // A deploy token publishes its own site and nothing else: no new site, no metadata, no claim.
-    if (slug === undefined) {
-      throw new UserError('SLIPWAY_TOKEN is a deploy token: it can only update the site it was made for', {
-        code: 'NEEDS_SLUG',
-        hint: `Run \`slipway publish ${target} --slug <its site>\`.`,
-      });
-    }
-    if (flags.title !== undefined || flags.ttl !== undefined) {
-      throw new UserError("--title and --ttl change the site's metadata, which needs the owner's API key", {
-        code: 'NEEDS_KEY',
-        hint: 'A deploy token may only publish new versions; set them with SLIPWAY_API_KEY.',
-      });
-    }
+    tokenSite(flags, here, `slipway publish ${target} --slug <its site>`);
   } else if (!client.apiKey) {
     if (flags.slug !== undefined) await session.authed();
     if (flags.ttl !== undefined) {
@@ -542,6 +530,27 @@ async function createProgress(out: Output): Promise<Progress> {
   };
 }
 
+/**
+ * The site a deploy token (SLIPWAY_TOKEN) publishes: `--slug` or the folder's state. A token publishes its own
+ * site and nothing else: no new site, no metadata (refused here, before a version goes live), no claim.
+ */
+function tokenSite(flags: PublishFlags, here: SiteState | undefined, command: string): string {
+  const slug = flags.slug ?? here?.slug;
+  if (slug === undefined) {
+    throw new UserError('SLIPWAY_TOKEN is a deploy token: it can only update the site it was made for', {
+      code: 'NEEDS_SLUG',
+      hint: `Run \`${command}\`.`,
+    });
+  }
+  if (flags.title !== undefined || flags.ttl !== undefined) {
+    throw new UserError("--title and --ttl change the site's metadata, which needs the owner's API key", {
+      code: 'NEEDS_KEY',
+      hint: 'A deploy token may only publish new versions; set them with SLIPWAY_API_KEY.',
+    });
+  }
+  return slug;
+}
+
 /** The finalize options an archive deploy sends as query parameters: `--preview` is `live=false`. */
 export function archiveQuery(flags: Pick<PublishFlags, 'preview' | 'alias'>): {
   live?: boolean;
@@ -601,21 +610,8 @@ async function publishArchive(
   const client = session.client;
   let slug: string | undefined;
   let fromState = false;
-  // SLIPWAY_TOKEN (deploy tokens, issue 24 part 1: the session says so once merged) updates its own site only.
-  if ((session as { deployToken?: boolean }).deployToken === true) {
-    slug = flags.slug ?? here?.slug;
-    if (slug === undefined) {
-      throw new UserError('SLIPWAY_TOKEN is a deploy token: it can only update the site it was made for', {
-        code: 'NEEDS_SLUG',
-        hint: `Run \`slipway publish ${target} --archive --slug <its site>\`.`,
-      });
-    }
-    if (flags.title !== undefined || flags.ttl !== undefined) {
-      throw new UserError("--title and --ttl change the site's metadata, which needs the owner's API key", {
-        code: 'NEEDS_KEY',
-        hint: 'A deploy token may only publish new versions; set them with SLIPWAY_API_KEY.',
-      });
-    }
+  if (session.deployToken) {
+    slug = tokenSite(flags, here, `slipway publish ${target} --archive --slug <its site>`);
   } else if (!client.apiKey) {
     if (flags.slug !== undefined) await session.authed();
     if (flags.ttl !== undefined) {

@@ -63,6 +63,13 @@ const HOME = '/dashboard';
 /** Past this many files a site's page shows its file list collapsed. */
 const FILES_SHOWN_OPEN = 50;
 
+/** What a slug in a dashboard address can look like; anything else is no site at all. */
+const SLUG_SHAPE = /^[a-z0-9-]{1,63}$/;
+
+/** The dashboard's 404 page for a site that is not the caller's, or no site at all. */
+const siteNotFound = (reply: FastifyReply) =>
+  sendPage(reply, 404, 'Not found', html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`);
+
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** The expiry form's choices: keep, never, or a time from now (ttlSeconds as the API takes it). */
@@ -325,13 +332,8 @@ ${back}`,
     app.get('/dashboard/sites/:slug', { schema: { hide: true } }, async (req, reply) => {
       const { slug } = req.params as { slug: string };
       // Not a slug at all (a bad path, whoever asks): a 404 page, not a detour through sign-in.
-      if (!/^[a-z0-9-]{1,63}$/.test(slug)) {
-        return sendPage(
-          reply,
-          404,
-          'Not found',
-          html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
-        );
+      if (!SLUG_SHAPE.test(slug)) {
+        return siteNotFound(reply);
       }
       const s = req.webSession;
       if (!s) return signInFirst(reply, encodeURIComponent(req.url));
@@ -340,12 +342,7 @@ ${back}`,
         site = await siteDetails(publishDeps, s.account, slug);
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          return sendPage(
-            reply,
-            404,
-            'Not found',
-            html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
-          );
+          return siteNotFound(reply);
         }
         throw err;
       }
@@ -518,13 +515,8 @@ ${
     app.get('/dashboard/sites/:slug/new-token', { schema: { hide: true } }, async (req, reply) => {
       const { slug } = req.params as { slug: string };
       // Not a slug at all: the 404 page, as the site page answers it.
-      if (!/^[a-z0-9-]{1,63}$/.test(slug)) {
-        return sendPage(
-          reply,
-          404,
-          'Not found',
-          html`<h1>Site not found</h1><p><a href="/dashboard">Your sites</a></p>`,
-        );
+      if (!SLUG_SHAPE.test(slug)) {
+        return siteNotFound(reply);
       }
       const s = req.webSession;
       if (!s) return signInFirst(reply, encodeURIComponent(`/dashboard/sites/${slug}`));
