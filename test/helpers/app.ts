@@ -1,7 +1,7 @@
 // Test harness: the real app on a real port with a fresh DATA_DIR, a movable clock and captured logs.
 
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -131,16 +131,53 @@ export interface ApiResponse {
   text: string;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The first port of the kernel's ephemeral range: every outgoing connection (to PostgreSQL, Redis, S3, a
+ * test peer) takes its local port from there, so a port probed free there can be taken by one before the
+ * app listens on it (EADDRINUSE, seen in CI). Ports handed out below it are never taken that way.
+ */
+const EPHEMERAL_LOW = (() => {
+  try {
+    const low = Number.parseInt(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8'), 10);
+    return Number.isInteger(low) ? low : 0;
+  } catch {
+    return 0;
+  }
+})();
+const PICK_LOW = 10_000;
+const handedOut = new Set<number>();
+
+function probe(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
       const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(bound || undefined));
     });
   });
+}
+
+/**
+ * A port free now for a server the test starts next. Picked at random below the ephemeral range (so no
+ * outgoing connection can take it meanwhile, and test files running in parallel rarely pick the same),
+ * never the same twice in one process; the kernel's choice when there is no room below the range.
+ */
+export async function freePort(): Promise<number> {
+  if (EPHEMERAL_LOW - PICK_LOW >= 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = PICK_LOW + Math.floor(Math.random() * (EPHEMERAL_LOW - PICK_LOW));
+      if (handedOut.has(port)) continue;
+      if ((await probe(port)) === port) {
+        handedOut.add(port);
+        return port;
+      }
+    }
+  }
+  const port = await probe(0);
+  if (port === undefined) throw new Error('freePort: no port to listen on');
+  return port;
 }
 
 /** Environment that keeps tests from tripping the default limits unless they mean to. */
@@ -340,7 +377,9 @@ export async function startTestApp(
       transportTlsPorts.delete(port);
       await service.close();
       await backend.dispose();
-      await rm(dataDir, { recursive: true, force: true });
+      // An upload a killed client left (a CLI stopped with Ctrl-C) may still be writing and then removing
+      // its temp file: the removal retries ENOTEMPTY instead of failing the suite's teardown (seen in CI).
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
     async restart() {
       transportTlsPorts.delete(port);
