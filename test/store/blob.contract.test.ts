@@ -106,4 +106,41 @@ describe('DiskBlobStore specifics', () => {
       await rm(join(root, 'blobs'), { recursive: true });
       await assert.rejects(store.ping());
     }));
+  it('a batch: its blobs are invisible until commit, then stored; discard and refusals leave nothing', () =>
+    withRoot(async (root) => {
+      const store = new DiskBlobStore(root);
+      await store.init();
+      const tmp = () => readdir(join(root, 'blobs', 'tmp'));
+      // Enough blobs for one filesystem flush (and a few that share nothing with them).
+      const files = Array.from({ length: 40 }, (_, i) => Buffer.from(`batch file ${i}\n`.repeat(i + 1)));
+      const batch = store.batch();
+      for (const bytes of files) {
+        const put = await batch.put(bodyOf(bytes, 7), { expectedSize: bytes.length });
+        assert.equal(put.hash, sha256(bytes));
+      }
+      // A refused put (wrong size) keeps nothing and does not spoil the batch.
+      await assert.rejects(batch.put(bodyOf(Buffer.from('short')), { expectedSize: 99 }));
+      assert.equal(await store.has(sha256(files[0]!)), false, 'visible before commit');
+      assert.equal((await tmp()).length, files.length);
+      await batch.commit();
+      for (const bytes of files) assert.deepEqual(await store.read(sha256(bytes)), bytes);
+      assert.deepEqual(await tmp(), []);
+      await assert.rejects(batch.put(bodyOf(files[0]!), { expectedSize: files[0]!.length }));
+
+      // A small batch (fewer files than one filesystem flush is worth) is made durable file by file.
+      const small = [Buffer.from('small batch one'), Buffer.from('small batch two')];
+      const few = store.batch();
+      for (const bytes of small) await few.put(bodyOf(bytes), { expectedSize: bytes.length });
+      assert.equal(await store.has(sha256(small[0]!)), false, 'visible before commit');
+      await few.commit();
+      for (const bytes of small) assert.deepEqual(await store.read(sha256(bytes)), bytes);
+      assert.deepEqual(await tmp(), []);
+
+      const dropped = Buffer.from('never committed');
+      const other = store.batch();
+      await other.put(bodyOf(dropped), { expectedSize: dropped.length });
+      await other.discard();
+      assert.equal(await store.has(sha256(dropped)), false);
+      assert.deepEqual(await tmp(), []);
+    }));
 });

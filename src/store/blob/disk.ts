@@ -1,5 +1,6 @@
 // Local-disk BlobStore: `<root>/blobs/ab/cd/<sha256>`, written via fsynced temp files and atomic commits.
 
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, readFile as readFileCallback, readFileSync } from 'node:fs';
 import { access, type FileHandle, link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
 import { assertPutOptions, assertValidRange, readVerified } from './body.js';
 import {
   assertSha256Hex,
+  type BlobBatch,
   BlobNotFoundError,
   type BlobStat,
   type BlobStore,
@@ -18,6 +20,11 @@ import {
   type PutOptions,
   type PutResult,
 } from './types.js';
+
+/** The file a running backup keeps fresh in DATA_DIR (src/cli/backup.ts BACKUP_HOLD_FILE). */
+export const BACKUP_HOLD_FILE = 'backup.hold';
+/** A hold not refreshed for this long is a dead backup's. */
+export const BACKUP_HOLD_STALE_MS = 2 * 60 * 1000;
 
 /** Temp files older than this are leftovers of a crash and are removed by init(). */
 export const STALE_TMP_AGE_MS = 60 * 60 * 1000;
@@ -88,6 +95,59 @@ export class DiskBlobStore implements BlobStore {
     body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
     options: PutOptions,
   ): Promise<PutResult> {
+    const { tmpPath, put } = await this.writeTemp(body, options, true);
+    try {
+      await this.commit(tmpPath, put.hash);
+    } catch (err) {
+      await rm(tmpPath, { force: true }).catch(() => {});
+      throw err;
+    }
+    return put;
+  }
+
+  /** Puts made durable by one filesystem flush at commit (see BlobBatch). */
+  batch(): BlobBatch {
+    const written: Array<{ tmpPath: string; hash: string }> = [];
+    let state: 'open' | 'committing' | 'done' = 'open';
+    const removeTemps = () =>
+      Promise.all(written.map(({ tmpPath }) => rm(tmpPath, { force: true }).catch(() => {})));
+    return {
+      put: async (body, options) => {
+        if (state !== 'open') throw new Error('BlobBatch.put after commit or discard');
+        const { tmpPath, put } = await this.writeTemp(body, options, false);
+        written.push({ tmpPath, hash: put.hash });
+        return put;
+      },
+      commit: async () => {
+        if (state !== 'open') throw new Error('BlobBatch.commit twice or after discard');
+        state = 'committing';
+        // The bytes first: a name must never point at bytes a crash could still lose.
+        await this.flush(written.map((w) => ({ file: w.tmpPath })));
+        const dirs = new Set<string>();
+        await inPool(written, LINKS_IN_FLIGHT, async ({ tmpPath, hash }) => {
+          dirs.add(dirname(this.localPath(hash)));
+          await this.link(tmpPath, hash, false);
+        });
+        // Then the names (the fan-out dirs' entries, new dirs' entries in their parents).
+        await this.flush([...dirs].map((dir) => ({ dir })));
+        for (const dir of dirs) this.durableFanOutDirs.add(dir);
+        state = 'done';
+        await removeTemps();
+      },
+      discard: async () => {
+        if (state === 'done') return;
+        state = 'done';
+        await removeTemps();
+      },
+    };
+  }
+
+  /** Streams `body` to a new temp file, verified (and fsynced when `durable`); the caller commits or removes it. */
+  private async writeTemp(
+    body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
+    options: PutOptions,
+    durable: boolean,
+  ): Promise<{ tmpPath: string; put: PutResult }> {
     assertPutOptions(options);
     await this.ensureDirs();
 
@@ -95,19 +155,38 @@ export class DiskBlobStore implements BlobStore {
     // 0600 (the blob keeps the temp file's inode): unpublished and password-protected files are private.
     const fh = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
     let fhOpen = true;
-    let tmpRemains = true;
     try {
       const put = await readVerified(body, options, (chunk) => writeAll(fh, chunk));
-      await fh.sync();
+      if (durable) await fh.sync();
       fhOpen = false;
       await fh.close();
-      await this.commit(tmpPath, put.hash);
-      tmpRemains = false;
-      return put;
-    } finally {
+      return { tmpPath, put };
+    } catch (err) {
       if (fhOpen) await fh.close().catch(() => {});
-      if (tmpRemains) await rm(tmpPath, { force: true }).catch(() => {});
+      await rm(tmpPath, { force: true }).catch(() => {});
+      throw err;
     }
+  }
+
+  /**
+   * Makes written files and directory entries durable: one syncfs(2) of the filesystem (through `sync -f`,
+   * which Node has no call for) when there are many, else (or where that fails) an fsync of each file,
+   * and of each dir with its parents.
+   */
+  private async flush(items: Array<{ file: string } | { dir: string }>): Promise<void> {
+    if (items.length === 0) return;
+    if (items.length >= SYNCFS_MIN_ITEMS && (await syncFilesystem(this.rootDir))) return;
+    const dirs = new Set<string>();
+    const files: string[] = [];
+    for (const item of items) {
+      if ('file' in item) files.push(item.file);
+      else {
+        dirs.add(item.dir);
+        dirs.add(dirname(item.dir));
+      }
+    }
+    if (dirs.size > 0) dirs.add(this.blobsDir);
+    await inPool([...files, ...dirs], LINKS_IN_FLIGHT, fsyncPath);
   }
 
   async get(hash: string, options: GetOptions = {}): Promise<NodeJS.ReadableStream> {
@@ -157,6 +236,22 @@ export class DiskBlobStore implements BlobStore {
     await rm(this.localPath(hash), { force: true });
   }
 
+  /**
+   * A backup puts DATA_DIR/backup.hold up before its database snapshot and refreshes its mtime every 10 s
+   * until it has copied every blob the snapshot references; one older than BACKUP_HOLD_STALE_MS was left by
+   * a backup that died, and holds nothing.
+   */
+  async deletionHeld(): Promise<boolean> {
+    try {
+      const s = await stat(join(this.rootDir, BACKUP_HOLD_FILE));
+      // Wall time, as the file's mtime is (a test's movable clock ages blobs, not the backup's file).
+      return Date.now() - s.mtimeMs < BACKUP_HOLD_STALE_MS;
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
   async *list(): AsyncIterable<string> {
     for (const a of await readdirOrEmpty(this.blobsDir)) {
       if (!FAN_OUT_RE.test(a)) continue;
@@ -177,31 +272,38 @@ export class DiskBlobStore implements BlobStore {
 
   /** Makes the fsynced temp file visible under its hash (a no-op when the blob already exists). */
   private async commit(tmpPath: string, hash: string): Promise<void> {
+    await this.link(tmpPath, hash, true);
+    // Also when the blob existed: a concurrent put may have linked it without having fsynced the dir yet.
+    await fsyncDir(dirname(this.localPath(hash)));
+    await rm(tmpPath, { force: true });
+  }
+
+  /** Links the temp file under its hash (an existing blob is left untouched); `durable` fsyncs new fan-out dirs. */
+  private async link(tmpPath: string, hash: string, durable: boolean): Promise<void> {
     const finalPath = this.localPath(hash);
     const dir = dirname(finalPath);
     for (let attempt = 0; ; attempt++) {
-      await this.ensureFanOutDir(dir);
+      if (durable) await this.ensureFanOutDir(dir);
+      else if (!this.durableFanOutDirs.has(dir))
+        await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       try {
         // link(2), unlike rename(2), never replaces an existing name: an existing blob is left untouched.
         await link(tmpPath, finalPath);
-        break;
+        return;
       } catch (err) {
         const code = errCode(err);
-        if (code === 'EEXIST') break;
+        if (code === 'EEXIST') return;
         if (code === 'ENOENT' && attempt === 0) {
           this.durableFanOutDirs.delete(dir); // removed behind our back: recreate once
           continue;
         }
         if (code !== undefined && LINK_UNSUPPORTED_CODES.has(code)) {
           if (!(await pathExists(finalPath))) await rename(tmpPath, finalPath);
-          break;
+          return;
         }
         throw err;
       }
     }
-    // Also when the blob existed: a concurrent put may have linked it without having fsynced the dir yet.
-    await fsyncDir(dir);
-    await rm(tmpPath, { force: true });
   }
 
   private async ensureFanOutDir(dir: string): Promise<void> {
@@ -262,6 +364,53 @@ async function fsyncDir(dir: string): Promise<void> {
   } finally {
     await fh.close();
   }
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A batch flushes with one syncfs from this many items on (below it, fsyncs cost less than a process). */
+const SYNCFS_MIN_ITEMS = 32;
+/** Links and fsyncs a batch keeps under way at once (the thread pool has four threads). */
+const LINKS_IN_FLIGHT = 16;
+/** Whether `sync -f` worked here (undefined: not tried yet); a failure falls back to fsyncs for good. */
+let syncfsWorks: boolean | undefined;
+
+/** syncfs(2) of the filesystem holding `path`, through coreutils' `sync -f`; false where it is not available. */
+async function syncFilesystem(path: string): Promise<boolean> {
+  if (syncfsWorks === false || process.platform !== 'linux') return false;
+  const ok = await new Promise<boolean>((resolve) => {
+    execFile('sync', ['-f', path], { timeout: SYNCFS_TIMEOUT_MS }, (err) => resolve(err === null));
+  });
+  if (!ok && syncfsWorks === undefined) syncfsWorks = false;
+  else if (ok) syncfsWorks = true;
+  return ok;
+}
+const SYNCFS_TIMEOUT_MS = 60_000;
+
+/** Runs `fn` over `items`, at most `limit` at once; the first failure rejects once all started have settled. */
+async function inPool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async () => {
+    while (next < items.length && failure === undefined) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.err;
 }
 
 async function writeAll(fh: FileHandle, chunk: Uint8Array): Promise<void> {

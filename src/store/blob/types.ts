@@ -50,6 +50,11 @@ export interface BlobStore {
   read(hash: string, size?: number): Promise<Buffer>;
   /** Idempotent. */
   delete(hash: string): Promise<void>;
+  /**
+   * True while a backup (`slipway admin backup`, src/cli/backup.ts) is copying this store: the garbage
+   * collector deletes nothing then. Stores no backup reads (S3) leave it out.
+   */
+  deletionHeld?(): Promise<boolean>;
   /** Every stored hash, in no particular order (for the garbage collector). */
   list(): AsyncIterable<string>;
   /** Reachability probe for /readyz; throws if the store is unusable. */
@@ -61,6 +66,23 @@ export interface BlobStore {
   localPath?(hash: string): string;
   /** Releases connections (remote stores). */
   close?(): void | Promise<void>;
+  /**
+   * A batch of puts made durable together (stores where one flush is much cheaper than one per blob):
+   * absent where every put is already as cheap as it gets (S3's PUT is durable when answered).
+   */
+  batch?(): BlobBatch;
+}
+
+/**
+ * Many blobs stored as one: `put` stores and verifies a blob's bytes as BlobStore.put does, but it is
+ * neither durable nor visible (has/get/read do not see it) until `commit` settles; `discard` (also after a
+ * failed commit) leaves nothing. The archive deploy puts a thousand files this way: one filesystem flush
+ * for all of them instead of four fsyncs per file.
+ */
+export interface BlobBatch {
+  put(body: NodeJS.ReadableStream | AsyncIterable<Uint8Array>, options: PutOptions): Promise<PutResult>;
+  commit(): Promise<void>;
+  discard(): Promise<void>;
 }
 
 const SHA256_HEX_RE = /^[0-9a-f]{64}$/;
