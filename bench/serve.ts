@@ -8,7 +8,9 @@
 //
 // Options: --both | --scaleout | --embedded, --skip-sites, --skip-publish, --publish (also without --both),
 // --tls (the HTTPS set instead: the service over TLS vs nginx over TLS vs Caddy -> the service; lib/serve-tls.ts),
-// --workers (the WORKERS set instead: the service with 1 and 2 workers vs nginx with 1 and 2; lib/serve-workers.ts).
+// --workers (the WORKERS set instead: the service with 1 and 2 workers vs nginx with 1 and 2; lib/serve-workers.ts),
+// --analytics (issue 25: adds a copy of the site with visitor counting off beside the counted one, every request
+// with a browser User-Agent, and a "counting on vs off" ratio per scenario; target >= 0.97x).
 // Environment: BENCH_ROUNDS (6), BENCH_DURATION_S (2), BENCH_SITES_DURATION_S (3), BENCH_CONNECTIONS (50),
 // BENCH_SITES (5000), BENCH_SEED_PARALLEL (32), BENCH_PUBLISH_ROUNDS (3), BENCH_SCENARIOS (page,big,medium,notfound,revalidate),
 // BENCH_MAX_RETRIES (8), BENCH_PIN (1), BENCH_SERVICE_MODE (dist | tsx; default: dist when fresh),
@@ -192,15 +194,24 @@ interface ServiceUnderTest {
   host: string;
   /** The preview host of the site's live version (`<slug>--<label>.localhost:<port>`). */
   previewHost: string;
+  /** `--analytics`: the host of the same files with counting off. */
+  countingOffHost?: string;
 }
 
 /** The row name of a service's preview host. */
 const previewTarget = (label: string) => `${label} preview`;
+/** The row name of the copy of the site with visitor counting switched off (`--analytics`). */
+const countingOffTarget = (label: string) => `${label} counting off`;
+/** With `--analytics` every request carries a browser's User-Agent, so page views are counted and hashed. */
+const BROWSER_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 interface Options {
   backends: BackendName[];
   sites: boolean;
   publish: boolean;
+  /** Issue 25: a second copy of the site with visitor counting off, side by side, and a browser User-Agent. */
+  analytics: boolean;
 }
 
 function parseOptions(): Options {
@@ -216,6 +227,7 @@ function parseOptions(): Options {
         '--publish',
         '--tls',
         '--workers',
+        '--analytics',
       ].includes(a)
     )
       throw new Error(`unknown option ${a}`);
@@ -236,6 +248,7 @@ function parseOptions(): Options {
     backends,
     sites: !argv.includes('--skip-sites'),
     publish: !argv.includes('--skip-publish') && (argv.includes('--publish') || mode === 'both'),
+    analytics: argv.includes('--analytics'),
   };
 }
 
@@ -343,7 +356,15 @@ async function main(): Promise<void> {
       const previewUrl = (versions.body as { versions: Array<{ previewUrl: string }> }).versions[0]!
         .previewUrl;
       const previewHost = new URL(previewUrl).host;
+      let countingOffHost: string | undefined;
+      if (opts.analytics) {
+        const off = await publishSite(client, files);
+        const res = await client.api('PATCH', `/api/v1/publish/${off}/metadata`, { analytics: false });
+        if (res.status !== 200) throw new Error(`switching counting off: ${res.status}`);
+        countingOffHost = `${off}.localhost:${port}`;
+      }
       services.push({
+        ...(countingOffHost ? { countingOffHost } : {}),
         label,
         backend,
         service,
@@ -376,6 +397,17 @@ async function main(): Promise<void> {
           pid: s.service.pid,
           only: ['page'],
         },
+        // Issue 25: the same files with visitor counting off (the row above counts every request).
+        ...(s.countingOffHost
+          ? [
+              {
+                name: countingOffTarget(s.label),
+                url: s.service.url,
+                host: s.countingOffHost,
+                pid: s.service.pid,
+              },
+            ]
+          : []),
       ]),
     ];
 
@@ -424,6 +456,7 @@ async function main(): Promise<void> {
       const headers: Record<string, string> = {};
       if (t.host) headers.Host = t.host;
       if (s.conditional) headers['If-None-Match'] = t.etag!;
+      if (opts.analytics) headers['User-Agent'] = BROWSER_UA;
       return { url: t.url + s.path, headers, connections: CONNECTIONS, durationS, serverPids: [t.pid] };
     };
     log(`warm-up: ${WARMUP_S} s per target and scenario`);
@@ -637,6 +670,18 @@ async function main(): Promise<void> {
           target: `>= ${TARGETS.previewVsLive}x`,
           pass: value >= TARGETS.previewVsLive,
         });
+      }
+      if (svc.countingOffHost !== undefined) {
+        // Issue 25: counting must cost little: within 3 % of the same site with counting off.
+        for (const s of SCENARIOS) {
+          const value = rpsOf(s.name, n) / rpsOf(s.name, countingOffTarget(n));
+          ratios.push({
+            what: `${n}: ${s.label}, counting on vs off`,
+            value,
+            target: '>= 0.97x',
+            pass: value >= 0.97,
+          });
+        }
       }
       for (const s of SCENARIOS) {
         ratios.push({

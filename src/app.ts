@@ -22,9 +22,11 @@ import type { DomainDeps } from './core/domains.js';
 import type { HandleDeps } from './core/handle.js';
 import { hostnameOf, hostTarget } from './core/hosts.js';
 import type { LinkDeps } from './core/links.js';
+import type { OperatorDeps } from './core/operators.js';
 import type { ProxyDeps } from './core/proxy.js';
 import type { ProxyHostDeps } from './core/proxy-hosts.js';
 import type { PublishDeps } from './core/publish.js';
+import type { ReportDeps } from './core/reports.js';
 import type { SessionDeps } from './core/sessions.js';
 import type { SignInDeps } from './core/signin.js';
 import type { TlsAskDeps } from './core/tls-ask.js';
@@ -32,8 +34,11 @@ import type { UploadDeps } from './core/upload.js';
 import type { VariableDeps } from './core/variables.js';
 import type { WebhookDeps } from './core/webhooks.js';
 import { accountRoutes } from './http/account.js';
+import { adminRoutes } from './http/admin.js';
 import { aliasRoutes } from './http/aliases.js';
+import { analyticsRoutes } from './http/analytics.js';
 import { archiveRoutes } from './http/archive.js';
+import { registerAuditCaller } from './http/audit.js';
 import { authRoutes } from './http/auth.js';
 import { billingRoutes } from './http/billing.js';
 import { registerClientAddress } from './http/client-address.js';
@@ -50,15 +55,18 @@ import { linkRoutes } from './http/links.js';
 import { type Metrics, observeRequest, registerFastPathMetrics } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
 import { type HealthDeps, opsRoutes } from './http/ops.js';
+import { adminPages } from './http/pages/admin.js';
 import { billingPages } from './http/pages/billing.js';
 import { claimPages } from './http/pages/claim.js';
 import { dashboardPages } from './http/pages/dashboard.js';
 import { landingPages } from './http/pages/landing.js';
 import { loginPages } from './http/pages/login.js';
 import { registerFormBodies } from './http/pages/page.js';
+import { reportPages } from './http/pages/report.js';
 import { proxyRoutes } from './http/proxy.js';
 import { proxyHostRoutes } from './http/proxy-hosts.js';
 import { limitRequest, type RateLimitDeps, registerRateLimit } from './http/rate-limit.js';
+import { reportRoutes } from './http/reports.js';
 import { registerRequestBodies } from './http/request-body.js';
 import { siteRoutes } from './http/sites.js';
 import { tokenRoutes } from './http/tokens.js';
@@ -192,8 +200,12 @@ export interface AppServices {
   billing: BillingDeps;
   /** Webhook endpoints and their delivery log. */
   webhooks: WebhookDeps;
+  /** Abuse reports: the API, the /report page and the operators' list. */
+  reports: ReportDeps;
   /** How slowly request bodies may arrive. */
   bodyPace: BodyPace;
+  /** The operators' API and pages (ADMIN_EMAILS). */
+  operators: OperatorDeps;
   /** ACME HTTP-01 challenges answered on the plain port (only with on-demand certificates). */
   acme?: { httpChallenge(token: string): Promise<string | null> };
 }
@@ -262,6 +274,8 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   registerRequestBodies(app, services.bodyPace);
   registerJsonParser(app);
   registerErrorHandling(app);
+  // Every handler runs as its caller, whom the audit log's entries name (src/http/audit.ts).
+  registerAuditCaller(app);
 
   await app.register(swagger, openApiOptions(config));
 
@@ -300,6 +314,8 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
     await pages.register(dashboardPages(services));
     await pages.register(claimPages(services));
     await pages.register(billingPages(services.billing));
+    await pages.register(reportPages({ sessions: services.sessions, reports: services.reports, config }));
+    await pages.register(adminPages({ sessions: services.sessions, operators: services.operators }));
   });
   await app.register(authRoutes(services.signIn));
   await app.register(accountRoutes(services.account));
@@ -316,6 +332,9 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
   await app.register(proxyRoutes(services.proxy));
   await app.register(tokenRoutes(services.publish));
   await app.register(webhookRoutes(services.webhooks));
+  await app.register(reportRoutes(services.reports));
+  await app.register(adminRoutes(services.operators));
+  await app.register(analyticsRoutes(services.publish));
 
   if (config.serveFastPath) {
     const fastPath = installSiteFastPath(app.server, {
@@ -325,6 +344,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
       generation: () => siteServer.generation(),
       now: () => clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
+      countReuse: (tally, req) => siteServer.countReuse(tally, req),
       ...(redirectPlain ? { servesConnection: isEncrypted } : {}),
       ...(acme !== undefined ? { reservedPrefix: ACME_CHALLENGE_PREFIX } : {}),
     });

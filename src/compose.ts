@@ -6,8 +6,15 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { type App, type AppServices, buildApp, httpServerOf } from './app.js';
 import { type Config, ConfigError } from './config.js';
+import {
+  AnalyticsCounter,
+  type AnalyticsFlusher,
+  startAnalyticsFlusher,
+  sweepAnalytics,
+} from './core/analytics.js';
 import { BODY_PACE, type BodyPace } from './core/body-pace.js';
 import { CertificateIssuer, markServedFromFiles } from './core/certificates.js';
+import { blockedContentCheck } from './core/operators.js';
 import { secretScanCheck } from './core/scan/site-scan.js';
 import { deriveKeys, loadOrCreateSecretsKey, type ServerKeys } from './core/secrets.js';
 import { type SweepDeps, startSweeper } from './core/sweeper.js';
@@ -142,6 +149,8 @@ export interface Service {
   tls: TlsFront | undefined;
   /** Certificates on demand (ACME_DIRECTORY_URL); undefined without. */
   certificates: CertificateIssuer | undefined;
+  /** Visitor analytics' flusher of this process (undefined with ANALYTICS_FLUSH_S=0). */
+  analytics: AnalyticsFlusher | undefined;
   /** Tells the node's primary that this worker listens (nothing for a single process). */
   listening(): void;
   /** Closes the app, then the stores. */
@@ -161,6 +170,10 @@ export async function composeService(config: Config, options: ComposeOptions = {
     // response memo takes an eighth.
     const cacheBytes = Math.floor(config.serveCacheBytes / (options.worker ? config.workers : 1));
     const memoBytes = config.serveFastPath ? Math.floor(cacheBytes / 8) : 0;
+    // Visitor analytics: this process counts in memory and flushes its counts every ANALYTICS_FLUSH_S and on
+    // close (each worker of WORKERS is a node of its own; the database merges them).
+    const analytics = config.analyticsFlushMs > 0 ? new AnalyticsCounter(stores.clock) : undefined;
+    if (analytics !== undefined) services.site.analytics = analytics;
     const siteServer = createSiteServer(services.site, metrics.registry, cacheBytes - memoBytes);
     const app = await buildApp(services, { siteServer, memoBytes, metrics });
     let tls: TlsFront | undefined;
@@ -192,11 +205,20 @@ export async function composeService(config: Config, options: ComposeOptions = {
         throw new ConfigError(err.variable, err.message.slice(err.variable.length + 2));
       throw err;
     }
+    const flusher =
+      analytics === undefined
+        ? undefined
+        : startAnalyticsFlusher(
+            { db: stores.db, clock: stores.clock, logger: stores.logger },
+            analytics,
+            config.analyticsFlushMs,
+          );
     return {
       stores,
       services,
       app,
       tls,
+      analytics: flusher,
       certificates,
       startSweeper: () => startSweeper(services.sweep, config.sweepIntervalMs),
       startWebhooks: () => startWebhookSender(services.webhookSender),
@@ -206,6 +228,8 @@ export async function composeService(config: Config, options: ComposeOptions = {
         const tlsClosed = tls?.close();
         await app.close();
         await tlsClosed;
+        // Every answer is sent: what was counted since the last flush is written before the stores close.
+        await flusher?.stop();
         await stores.close();
       },
     };
@@ -258,7 +282,7 @@ function coreServices(
     config,
     uploadKey: keys.uploadToken,
     changes,
-    finalizeChecks: [secretScanCheck({ db, blobs, clock, config })],
+    finalizeChecks: [secretScanCheck({ db, blobs, clock, config }), blockedContentCheck(db)],
     events,
   };
   const secrets = { db, clock, variablesKey: keys.variables };
@@ -285,6 +309,7 @@ function coreServices(
     proxy: { ...secrets, config, rate, resolve: stores.resolveHost, ca: options.proxyCa },
     hosts: { db, clock, config, changes, dns: stores.dns, events },
     webhooks: { db, clock, config, webhookKey: keys.webhooks, allowAddresses },
+    reports: { db, clock, config, rate, mailer: stores.mailer, logger },
     webhookSender: {
       db,
       clock,
@@ -306,6 +331,7 @@ function coreServices(
       portalKey: keys.billingPortal,
     },
     bodyPace,
+    operators: { db, clock, changes, config },
     ...(certificates
       ? { acme: { httpChallenge: (token: string) => certificates.httpChallenge(token) } }
       : {}),
@@ -317,9 +343,11 @@ function coreServices(
       changes,
       logger,
       anonymousGraceMs: config.anonymousGraceMs,
+      auditRetentionDays: config.auditRetentionDays,
       lease: stores.lease,
       ...(certificates ? { renewCertificates: () => certificates.renewDue() } : {}),
       sweepWebhooks: () => sweepWebhooks({ db, clock, config }),
+      sweepAnalytics: () => sweepAnalytics(db, clock.now(), config.analyticsRetentionDays),
     },
   };
 }

@@ -91,6 +91,10 @@ export interface Config {
   rateLimits: { anonymous: number; free: number; hobby: number };
   /** Site-proxy calls per visitor IP and site per hour (RATE_LIMIT_PROXY); the per-site ceiling derives from it. */
   proxyRateLimit: number;
+  /** Abuse reports per client IP per hour (RATE_LIMIT_REPORTS, default 10), API and form together. */
+  reportRateLimit: number;
+  /** ABUSE_CONTACT as a URI (`mailto:...` or `https://...`); undefined = unset. */
+  abuseContact: string | undefined;
   /**
    * Sign-in per hour-aligned window, shared by the API and the web form: codes mailed to one address
    * (RATE_LIMIT_SIGNIN_EMAIL, default 5), codes asked for from one client IP (RATE_LIMIT_SIGNIN_IP,
@@ -98,6 +102,8 @@ export interface Config {
    */
   signInLimits: { codesPerEmail: number; codesPerIp: number; checksPerIp: number };
   trustProxy: TrustProxy;
+  /** ADMIN_EMAILS, lowercased: accounts with these addresses are operators (core/operators.ts). */
+  adminEmails: ReadonlySet<string>;
   logLevel: string;
   /** Operator overrides of the plan table (PLAN_<PLAN>_<LIMIT> variables). */
   planOverrides: Partial<Record<PlanName, Partial<PlanLimits>>>;
@@ -120,6 +126,12 @@ export interface Config {
   sweepIntervalMs: number;
   /** ANONYMOUS_GRACE_S (default 86400): how long an expired anonymous site stays (answering 410) before it is deleted. */
   anonymousGraceMs: number;
+  /** AUDIT_RETENTION_DAYS (default 365): how long audit log entries are kept; the sweeper removes older ones. */
+  auditRetentionDays: number;
+  /** ANALYTICS_FLUSH_S (default 60): how often visit counters are written; 0 = this node counts nothing. */
+  analyticsFlushMs: number;
+  /** ANALYTICS_RETENTION_DAYS (default 400): how long daily counts are kept (hourly ones: 7 days). */
+  analyticsRetentionDays: number;
   /** TLS_PORT and its certificates; undefined = no TLS listener (a front end such as Caddy terminates TLS). */
   tls: TlsConfig | undefined;
 }
@@ -210,6 +222,15 @@ function mailbox(v: string, name: string): string {
   return v;
 }
 
+/** ABUSE_CONTACT: an email address, a `mailto:` or an https URL; kept as a URI for security.txt. */
+function abuseContact(v: string, name: string): string {
+  if (/^https:\/\/[^\s<>"]+$/.test(v)) return new URL(v).href;
+  const email = v.replace(/^mailto:/i, '');
+  if (!/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(email))
+    throw new ConfigError(name, `not an email address or https URL: "${v}"`);
+  return `mailto:${email}`;
+}
+
 function logLevel(value: string, name: string): string {
   const v = value.toLowerCase();
   if (!LOG_LEVELS.includes(v)) {
@@ -235,6 +256,20 @@ function dnsServers(v: string, name: string): string[] {
     if (!ok) throw new ConfigError(name, `expected a comma list of ip or ip:port, got "${s}"`);
   }
   return servers;
+}
+
+/** ADMIN_EMAILS: a comma list of addresses, lowercased (sign-in stores addresses lowercased). */
+function adminEmails(v: string, name: string): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const part of v.split(',')) {
+    const email = part.trim().toLowerCase();
+    if (email === '') continue;
+    if (!/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(email)) {
+      throw new ConfigError(name, `expected a comma list of email addresses, got "${part.trim()}"`);
+    }
+    out.add(email);
+  }
+  return out;
 }
 
 function trustProxy(value: string, name: string): TrustProxy {
@@ -322,13 +357,19 @@ type Values = {
   RATE_LIMIT_SIGNIN_IP: number;
   RATE_LIMIT_SIGNIN_CHECKS: number;
   RATE_LIMIT_PROXY: number;
+  RATE_LIMIT_REPORTS: number;
+  ABUSE_CONTACT: string | undefined;
   TRUST_PROXY: TrustProxy;
+  ADMIN_EMAILS: ReadonlySet<string>;
   LOG_LEVEL: string;
   WORKERS: number;
   SERVE_CACHE_MB: number;
   SERVE_FAST_PATH: boolean;
   SWEEP_INTERVAL_S: number;
   ANONYMOUS_GRACE_S: number;
+  AUDIT_RETENTION_DAYS: number;
+  ANALYTICS_FLUSH_S: number;
+  ANALYTICS_RETENTION_DAYS: number;
   TLS_PORT: number | undefined;
   TLS_CERT_FILE: string | undefined;
   TLS_KEY_FILE: string | undefined;
@@ -579,6 +620,17 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
       'site-proxy calls per visitor IP and site per hour-aligned window, outside the API windows; each site ' +
       'also has a ceiling per window of 10x this (owner anonymous or Free) or 100x (Hobby) for all its visitors',
   },
+  RATE_LIMIT_REPORTS: {
+    parse: wholeNumber(1),
+    default: 10,
+    doc: 'abuse reports (`POST /api/v1/reports` and the `/report` form together) per client IP per hour-aligned window',
+  },
+  ABUSE_CONTACT: {
+    parse: abuseContact,
+    default: undefined,
+    shown: 'unset',
+    doc: 'address (email or https URL) shown on the landing page, the report page and `/.well-known/security.txt`',
+  },
   TRUST_PROXY: {
     parse: trustProxy,
     default: derived(() => ({ hops: 0 })),
@@ -590,6 +642,14 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
     scaleOut:
       "the addresses of whatever connects to the nodes (the load balancer, or each node's Caddy: " +
       '`127.0.0.1`), e.g. `10.0.0.0/24` (see "Client addresses")',
+  },
+  ADMIN_EMAILS: {
+    parse: adminEmails,
+    default: derived(() => new Set<string>()),
+    shown: 'unset',
+    doc:
+      'comma list: accounts signed in with these addresses are operators (the `/admin` pages, `/api/admin/` ' +
+      'with their key, `slipway admin`; `docs/admin.md`); abuse reports are mailed to them. Compared lowercased',
   },
   LOG_LEVEL: { parse: logLevel, default: 'info', doc: 'pino level' },
   WORKERS: {
@@ -620,6 +680,19 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
     default: 86_400,
     doc: 'how long an expired anonymous site answers 410 before it is deleted',
   },
+  AUDIT_RETENTION_DAYS: {
+    parse: wholeNumber(1),
+    default: 365,
+    doc: 'days an audit log entry is kept (`docs/audit.md`); the sweeper removes older ones',
+  },
+  ANALYTICS_FLUSH_S: {
+    parse: wholeNumber(0),
+    default: 60,
+    doc:
+      'how often each node writes its visit counters; how long daily counts are kept (`ANALYTICS_FLUSH_S=0`: ' +
+      'this node counts no visits, see docs/analytics.md)',
+  },
+  ANALYTICS_RETENTION_DAYS: { parse: wholeNumber(1, 100_000), default: 400, with: 'ANALYTICS_FLUSH_S' },
   ...planVariables(),
 };
 
@@ -784,12 +857,15 @@ export function loadConfig(env: Env = process.env): Config {
       hobby: read('RATE_LIMIT_HOBBY'),
     },
     proxyRateLimit: read('RATE_LIMIT_PROXY'),
+    reportRateLimit: read('RATE_LIMIT_REPORTS'),
+    abuseContact: read('ABUSE_CONTACT'),
     signInLimits: {
       codesPerEmail: read('RATE_LIMIT_SIGNIN_EMAIL'),
       codesPerIp: read('RATE_LIMIT_SIGNIN_IP'),
       checksPerIp: read('RATE_LIMIT_SIGNIN_CHECKS'),
     },
     trustProxy: read('TRUST_PROXY'),
+    adminEmails: read('ADMIN_EMAILS'),
     logLevel,
     planOverrides: planOverrides(read),
     workers: read('WORKERS'),
@@ -797,6 +873,9 @@ export function loadConfig(env: Env = process.env): Config {
     serveFastPath: read('SERVE_FAST_PATH'),
     sweepIntervalMs: read('SWEEP_INTERVAL_S') * 1000,
     anonymousGraceMs: read('ANONYMOUS_GRACE_S') * 1000,
+    auditRetentionDays: read('AUDIT_RETENTION_DAYS'),
+    analyticsFlushMs: read('ANALYTICS_FLUSH_S') * 1000,
+    analyticsRetentionDays: read('ANALYTICS_RETENTION_DAYS'),
     tls: parseTls(read),
   };
 }

@@ -1,4 +1,4 @@
-// The account (spec "Account"): GET /api/v1/account.
+// The account (spec "Account"): GET /api/v1/account; its audit log (issue 26): GET /api/v1/account/audit.
 
 import { type Static, Type } from 'typebox';
 import { ErrorBody, NullableString, operation, SECURITY } from './common.js';
@@ -59,6 +59,66 @@ export const getAccount = operation({
               maxStorage: '200 MB',
             },
             createdAt: at,
+          },
+        },
+        error: unauthorized,
+      }),
+    },
+  },
+});
+
+export const AuditEntry = Type.Object({
+  id: Type.String(),
+  at: Type.String(),
+  actor: Type.Object({
+    kind: Type.Union([
+      Type.Literal('key'),
+      Type.Literal('session'),
+      Type.Literal('token'),
+      Type.Literal('operator'),
+      Type.Literal('system'),
+    ]),
+    id: Type.Optional(Type.String()),
+  }),
+  ip: NullableString,
+  action: Type.String(),
+  target: Type.String(),
+  details: Type.Record(Type.String(), Type.Unknown()),
+});
+export const AuditList = Type.Object({ entries: Type.Array(AuditEntry) });
+export type AuditList = Static<typeof AuditList>;
+
+export const getAudit = operation({
+  method: 'GET',
+  url: '/api/v1/account/audit',
+  schema: {
+    tags: ['account'],
+    summary: "The account's audit log, newest first: who changed what, from which address, when",
+    description:
+      "Every change to the account's sites, versions, keys, deploy tokens, domains, handle, links, plan, variables (names, never values) and proxy hosts, and every operator action on it. `limit` 1-200 (default 50); `before` the `id` of the last entry of the previous page (or a time) for the next page. docs/audit.md lists the actions.",
+    security: SECURITY,
+    querystring: Type.Object({
+      limit: Type.Optional(Type.String({ maxLength: 10 })),
+      before: Type.Optional(Type.String({ maxLength: 100 })),
+    }),
+    response: { 200: AuditList, '4xx': ErrorBody },
+  },
+  config: {
+    api: {
+      examples: () => ({
+        responses: {
+          200: {
+            entries: [
+              {
+                id: 'aud_001795492520000a1b2c3d4e5f6',
+                at,
+                actor: { kind: 'key', id: 'key_3f1c0a9b2d4e' },
+                ip: '203.0.113.7',
+                action: 'variable.set',
+                target: 'mellow-fern-vjn3ru',
+                details: { names: ['OPENAI_API_KEY'] },
+              },
+            ],
           },
         },
         error: unauthorized,

@@ -152,6 +152,14 @@ export const SiteDetails = Type.Object({
   createdAt: Type.String(),
   updatedAt: Type.String(),
   expiresAt: NullableString,
+  takedown: Type.Union(
+    [Type.Object({ reason: Type.String(), at: Type.String({ format: 'date-time' }) }), Type.Null()],
+    {
+      description:
+        'set when the operator of this service took the site down: every address of it answers 451 and its ' +
+        'files are kept; null otherwise (docs/admin.md)',
+    },
+  ),
   files: Type.Array(SiteFile),
 });
 export type SiteDetails = Static<typeof SiteDetails>;
@@ -203,6 +211,12 @@ export const MetadataBody = Type.Object({
   ogImagePath: Type.Optional(NullableString),
   password: Type.Optional(NullableString),
   ttlSeconds: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+  analytics: Type.Optional(
+    Type.Boolean({
+      description:
+        'Count visits of this site (default true; docs/analytics.md). false: answers of the site are no longer counted; counts already stored stay until retention.',
+    }),
+  ),
 });
 export type MetadataBody = Static<typeof MetadataBody>;
 export const MetadataUpdated = Type.Object({ slug: Type.String(), updated: Type.Literal(true) });
@@ -397,6 +411,7 @@ export const getSite = operation({
             createdAt: at,
             updatedAt: at,
             expiresAt: null,
+            takedown: null,
             files: [file],
           },
         },

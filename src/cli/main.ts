@@ -7,6 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { registerAdmin } from './commands/admin.js';
+import { registerAdminBackup } from './commands/admin-backup.js';
 import { registerAuth } from './commands/auth.js';
 import { registerBilling } from './commands/billing.js';
 import { registerDomains } from './commands/domains.js';
@@ -15,6 +17,7 @@ import { registerHosts } from './commands/hosts.js';
 import { registerLinks } from './commands/links.js';
 import { registerPublish } from './commands/publish.js';
 import { registerSites } from './commands/sites.js';
+import { registerStats } from './commands/stats.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerVars } from './commands/vars.js';
 import { registerWebhooks } from './commands/webhooks.js';
@@ -53,8 +56,11 @@ export function buildProgram(): Command {
   registerHandle(program);
   registerLinks(program);
   registerTokens(program);
+  registerStats(program);
   registerBilling(program);
   registerWebhooks(program);
+  // One `admin` command: the operators' API commands, and backup/restore on the service's machine.
+  registerAdminBackup(registerAdmin(program));
 
   program
     .command('mcp')

@@ -208,6 +208,29 @@ export function createMcpServer(client: ApiClient): McpServer {
   );
 
   server.registerTool(
+    'get_site_analytics',
+    {
+      title: 'Site analytics',
+      description:
+        'Visits of a site you own: page views, visitors (estimated, once per day), top pages, referrers and ' +
+        '404s. Counted by the service without scripts or cookies. Default: the last 7 days by day.',
+      inputSchema: {
+        slug: z.string(),
+        from: z.string().optional().describe('ISO 8601 start (default: 7 days before `to`)'),
+        to: z.string().optional().describe('ISO 8601 end, exclusive (default: now)'),
+        granularity: z.enum(['hour', 'day']).optional(),
+      },
+    },
+    tool(async ({ slug, from, to, granularity }) =>
+      client.getAnalytics(slug, {
+        ...(from !== undefined ? { from } : {}),
+        ...(to !== undefined ? { to } : {}),
+        ...(granularity !== undefined ? { granularity } : {}),
+      }),
+    ),
+  );
+
+  server.registerTool(
     'delete_site',
     {
       title: 'Delete a site',

@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Account } from '../api/account.js';
 import type { AliasDeleted, AliasList, AliasSet } from '../api/aliases.js';
+import type { AnalyticsReport } from '../api/analytics.js';
 import type { RequestCodeReply, VerifyCodeReply } from '../api/auth.js';
 import type { Checkout, Portal } from '../api/billing.js';
 import type { DomainAdded, DomainDeleted, DomainList, DomainVerification } from '../api/domains.js';
@@ -270,6 +271,14 @@ export class ApiClient {
   }
   deleteProxyHost(slug: string, hostname: string) {
     return this.call<Removed>('DELETE', `/api/v1/publish/${enc(slug)}/proxy-hosts/${enc(hostname)}`);
+  }
+
+  // ---- analytics -----------------------------------------------------------------------------
+  getAnalytics(slug: string, query: { from?: string; to?: string; granularity?: 'hour' | 'day' } = {}) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, v);
+    const qs = q.size === 0 ? '' : `?${q}`;
+    return this.call<AnalyticsReport>('GET', `/api/v1/publish/${enc(slug)}/analytics${qs}`);
   }
 
   // ---- deploy tokens -------------------------------------------------------------------------

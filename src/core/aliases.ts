@@ -12,6 +12,7 @@ import { findAccountByHandle } from '../store/db/tables/account.js';
 import { countAliases, deleteAlias, findAlias, siteAliases, upsertAlias } from '../store/db/tables/alias.js';
 import { findLiveSite, type SiteRow } from '../store/db/tables/site.js';
 import { findVersion } from '../store/db/tables/version.js';
+import { recordAudit } from './audit.js';
 import { invalid, notFound } from './errors.js';
 import { labelHost, previewLabel, previewUrl } from './hosts.js';
 
@@ -98,7 +99,17 @@ export async function putAlias(
       hint: `GET /api/v1/publish/${slug}/versions lists them.`,
     });
   }
-  await deps.db.transaction((trx) => pointAlias(trx, slug, name, versionId, deps.clock.now()));
+  await deps.db.transaction(async (trx) => {
+    const now = deps.clock.now();
+    await pointAlias(trx, slug, name, versionId, now);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'alias.set',
+      target: slug,
+      details: { name, versionId },
+      at: now,
+    });
+  });
   await deps.changes.publish({ kind: 'host', host: aliasHost(deps.config, slug, name) });
   return { name, versionId, url: previewUrl(deps.config, slug, name) };
 }
@@ -125,9 +136,18 @@ export async function removeAlias(
   name: string,
 ): Promise<AliasDeleted> {
   await ownedSite(deps, account, slug);
-  if (!(await deleteAlias(deps.db.kysely, slug, name))) {
-    throw notFound(`Alias "${name}" of site "${slug}" not found`);
-  }
+  await deps.db.transaction(async (trx) => {
+    if (!(await deleteAlias(trx, slug, name))) {
+      throw notFound(`Alias "${name}" of site "${slug}" not found`);
+    }
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'alias.delete',
+      target: slug,
+      details: { name },
+      at: deps.clock.now(),
+    });
+  });
   await deps.changes.publish({ kind: 'host', host: aliasHost(deps.config, slug, name) });
   return { name, deleted: true };
 }

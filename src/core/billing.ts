@@ -28,6 +28,7 @@ import {
   updateSubscription,
 } from '../store/db/tables/subscription.js';
 import { type PaymentProvider, PaymentProviderError } from '../store/payments/types.js';
+import { recordAudit } from './audit.js';
 import { ApiError, invalid } from './errors.js';
 import { effectivePlan } from './plans.js';
 import { hmacBase64Url, safeEqual, sha256Hex } from './secrets.js';
@@ -307,6 +308,19 @@ export async function applyBillingEvent(
     // Any change of plan or end date: cached host routes carry the end date (core/hosts.ts).
     if (derived.plan !== account.plan || derived.until !== account.plan_until) {
       await setPlan(trx, account.id, derived.plan, derived.until, now);
+      await recordAudit(trx, {
+        accountId: account.id,
+        action: 'plan.change',
+        target: account.id,
+        details: {
+          plan: derived.plan,
+          previous: account.plan,
+          until: derived.until === null ? null : new Date(derived.until).toISOString(),
+          event: event.type,
+          subscriptionId: sub.id,
+        },
+        at: now,
+      });
       planChanged = true;
     }
     return 'applied';

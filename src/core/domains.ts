@@ -33,6 +33,7 @@ import {
 } from '../store/db/tables/domain.js';
 import { deleteLinksWhere } from '../store/db/tables/link.js';
 import type { DnsLookups } from '../store/dns/resolve.js';
+import { type AuditEntryInput, recordAudit } from './audit.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { normalizeHostname } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
@@ -156,7 +157,15 @@ export async function addDomain(deps: DomainDeps, account: AccountRow, input: un
     tls_error: null,
   };
   try {
-    await insertDomain(deps.db.kysely, row);
+    await deps.db.transaction(async (trx) => {
+      await insertDomain(trx, row);
+      await recordAudit(trx, {
+        accountId: account.id,
+        action: 'domain.add',
+        target: domain,
+        at: row.created_at,
+      });
+    });
   } catch (err) {
     // The same account adding it twice at once (the key is domain + account).
     if (isUniqueViolation(err)) throw taken();
@@ -288,7 +297,9 @@ export async function verifyDomain(
       message: `Not verified yet: ${problems.join('; ')}. DNS changes can take up to 48 hours to propagate; try again later.`,
     };
   }
-  if (holder) await releaseDomain(deps, holder);
+  // The former holder's entry records the system, not this caller: one account never sees another's address.
+  if (holder)
+    await releaseDomain(deps, holder, { actor: { kind: 'system' }, ip: null, action: 'domain.release' });
   if (!(await claimDomain(deps, account, row))) return lost(deps, account, row);
   await deps.changes.publish({ kind: 'host', host: row.domain });
   await deps.events?.emit(account.id, { type: 'domain.verified', data: { domain: row.domain } });
@@ -315,7 +326,19 @@ async function lost(deps: DomainDeps, account: AccountRow, row: DomainRow): Prom
 async function claimDomain(deps: DomainDeps, account: AccountRow, row: DomainRow): Promise<boolean> {
   let won: boolean;
   try {
-    won = await activateDomain(deps.db.kysely, account.id, row.domain, deps.clock.now());
+    won = await deps.db.transaction(async (trx) => {
+      const now = deps.clock.now();
+      const activated = await activateDomain(trx, account.id, row.domain, now);
+      if (activated) {
+        await recordAudit(trx, {
+          accountId: account.id,
+          action: 'domain.verify',
+          target: row.domain,
+          at: now,
+        });
+      }
+      return activated;
+    });
   } catch (err) {
     if (isUniqueViolation(err)) return false;
     throw err;
@@ -326,10 +349,21 @@ async function claimDomain(deps: DomainDeps, account: AccountRow, row: DomainRow
 }
 
 /** Removes an account's entry of a domain and its links, at once on every node. */
-async function releaseDomain(deps: DomainDeps, row: DomainRow): Promise<void> {
+async function releaseDomain(
+  deps: DomainDeps,
+  row: DomainRow,
+  audit: Pick<AuditEntryInput, 'actor' | 'ip' | 'action'> = { action: 'domain.delete' },
+): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    await deleteLinksWhere(trx, { accountId: row.account_id, domain: row.domain });
+    const links = await deleteLinksWhere(trx, { accountId: row.account_id, domain: row.domain });
     await deleteDomainRow(trx, row.account_id, row.domain);
+    await recordAudit(trx, {
+      ...audit,
+      accountId: row.account_id,
+      target: row.domain,
+      details: { linksRemoved: links.length },
+      at: deps.clock.now(),
+    });
   });
   await deps.changes.publish({ kind: 'host', host: row.domain });
 }

@@ -25,6 +25,12 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   UPSTREAM_ERROR: 502,
   SERVICE_UNAVAILABLE: 503,
+  // Operators (issue 26, docs/admin.md): what a block or a suspension refuses, by name.
+  SIGNIN_BLOCKED: 403,
+  PUBLISH_BLOCKED: 403,
+  CONTENT_BLOCKED: 403,
+  ACCOUNT_SUSPENDED: 403,
+  SITE_TAKEN_DOWN: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

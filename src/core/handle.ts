@@ -9,6 +9,7 @@ import { isUniqueViolation } from '../store/db/db.js';
 import { type AccountRow, findAccountByHandle, setHandle } from '../store/db/tables/account.js';
 import { deleteLinksWhere, HANDLE_TARGET } from '../store/db/tables/link.js';
 import { slugState } from '../store/db/tables/site.js';
+import { recordAudit } from './audit.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { labelHost, labelUrl } from './hosts.js';
 import { type PlanOverrides, planLimits } from './plans.js';
@@ -86,7 +87,17 @@ export async function putHandle(deps: HandleDeps, account: AccountRow, handle: u
   const taken = () => invalid(`The handle "${name}" is taken.`, { hint: 'Choose another name.' });
   if ((await slugState(deps.db.kysely, name)) !== undefined) throw taken();
   try {
-    await setHandle(deps.db.kysely, account.id, name, deps.clock.now());
+    await deps.db.transaction(async (trx) => {
+      const now = deps.clock.now();
+      await setHandle(trx, account.id, name, now);
+      await recordAudit(trx, {
+        accountId: account.id,
+        action: 'handle.set',
+        target: name,
+        details: { previous: account.handle },
+        at: now,
+      });
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw taken();
     throw err;
@@ -108,8 +119,16 @@ export async function deleteHandle(deps: HandleDeps, account: AccountRow): Promi
   if (!account.handle) throw notFound('This account has no handle.');
   const old = account.handle;
   await deps.db.transaction(async (trx) => {
-    await setHandle(trx, account.id, null, deps.clock.now());
-    await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
+    const now = deps.clock.now();
+    await setHandle(trx, account.id, null, now);
+    const links = await deleteLinksWhere(trx, { accountId: account.id, domain: HANDLE_TARGET });
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'handle.delete',
+      target: old,
+      details: { linksRemoved: links.length },
+      at: now,
+    });
   });
   await deps.changes.publish({ kind: 'host', host: labelHost(deps.config, old) });
   return { deleted: true as const, message: `The handle ${old} was released and its links removed.` };

@@ -17,6 +17,7 @@ import {
   insertLink,
   type LinkRow,
 } from '../store/db/tables/link.js';
+import { recordAudit } from './audit.js';
 import { invalid, notFound } from './errors.js';
 import { domainUrl, labelHost, labelUrl, normalizeHostname } from './hosts.js';
 import { ownedSite } from './publish.js';
@@ -108,7 +109,16 @@ export async function createLink(deps: LinkDeps, account: AccountRow, body: unkn
     created_at: deps.clock.now(),
   };
   try {
-    await insertLink(deps.db.kysely, row);
+    await deps.db.transaction(async (trx) => {
+      await insertLink(trx, row);
+      await recordAudit(trx, {
+        accountId: account.id,
+        action: 'link.create',
+        target: row.id,
+        details: { slug, domain: target, location: loc },
+        at: row.created_at,
+      });
+    });
   } catch (err) {
     if (isUniqueViolation(err)) {
       throw invalid(
@@ -129,8 +139,18 @@ export async function listLinks(deps: LinkDeps, account: AccountRow): Promise<Li
 
 /** DELETE /api/v1/links/:id. */
 export async function deleteLink(deps: LinkDeps, account: AccountRow, id: string): Promise<LinkDeleted> {
-  const [row] = await deleteLinksWhere(deps.db.kysely, { id, accountId: account.id });
-  if (!row) throw notFound(`Link "${id.slice(0, 100)}" not found`);
+  const row = await deps.db.transaction(async (trx) => {
+    const [gone] = await deleteLinksWhere(trx, { id, accountId: account.id });
+    if (!gone) throw notFound(`Link "${id.slice(0, 100)}" not found`);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'link.delete',
+      target: gone.id,
+      details: { slug: gone.site_slug, domain: gone.domain, location: gone.location },
+      at: deps.clock.now(),
+    });
+    return gone;
+  });
   const host = hostOf(deps, account, row);
   if (host) await deps.changes.publish({ kind: 'host', host });
   return { id, deleted: true as const };

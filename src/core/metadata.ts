@@ -62,6 +62,8 @@ export interface MetadataPatch {
   ogImagePath?: string | null;
   password?: string | null;
   ttlSeconds?: number | null;
+  /** Visitor counting on (true) or off (false) for the site (issue 25). */
+  analytics?: boolean;
 }
 
 export function validateMetadataPatch(body: unknown, files: FileLike[]): MetadataPatch {
@@ -95,6 +97,14 @@ export function validateMetadataPatch(body: unknown, files: FileLike[]): Metadat
     else if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl <= 0 || ttl > MAX_TTL_S) {
       throw invalid(`ttlSeconds must be a positive whole number of seconds (at most ${MAX_TTL_S}), or null`);
     } else out.ttlSeconds = ttl;
+  }
+  if ('analytics' in b) {
+    if (typeof b.analytics !== 'boolean') throw invalid('analytics must be true or false');
+    out.analytics = b.analytics;
+  }
+  if ('analytics' in b) {
+    if (typeof b.analytics !== 'boolean') throw invalid('analytics must be true or false');
+    out.analytics = b.analytics;
   }
   return out;
 }

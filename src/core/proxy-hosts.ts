@@ -13,6 +13,7 @@ import {
   upsertProxyHosts,
 } from '../store/db/tables/proxy-host.js';
 import { lockSite } from '../store/db/tables/site.js';
+import { recordAudit } from './audit.js';
 import { invalid, notFound } from './errors.js';
 import { normalizeHostname } from './hosts.js';
 import { ownedSite } from './publish.js';
@@ -76,6 +77,13 @@ export async function putProxyHosts(
       trx,
       stored.map((hostname) => ({ site_slug: slug, hostname, created_at: now, updated_at: now })),
     );
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'proxy_host.add',
+      target: slug,
+      details: { hostnames: stored },
+      at: now,
+    });
   });
   return { ok: true, stored };
 }
@@ -90,8 +98,17 @@ export async function deleteProxyHost(
   await ownedSite(deps, account, slug);
   const result = normalizeHostname(hostname);
   const canonical = 'hostname' in result ? result.hostname : hostname;
-  if (!(await deleteProxyHostRow(deps.db.kysely, slug, canonical))) {
-    throw notFound(`Site "${slug}" has no proxy host ${JSON.stringify(hostname)}.`);
-  }
+  await deps.db.transaction(async (trx) => {
+    if (!(await deleteProxyHostRow(trx, slug, canonical))) {
+      throw notFound(`Site "${slug}" has no proxy host ${JSON.stringify(hostname)}.`);
+    }
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'proxy_host.delete',
+      target: slug,
+      details: { hostname: canonical },
+      at: deps.clock.now(),
+    });
+  });
   return { ok: true, deleted: canonical };
 }

@@ -36,6 +36,7 @@ import {
   versionFiles,
 } from '../store/db/tables/version.js';
 import { aliasHost, checkAliasName, pointAlias } from './aliases.js';
+import { recordAudit } from './audit.js';
 import { ApiError, invalid, notFound, unauthorized } from './errors.js';
 import { formatBytes } from './format.js';
 import { isHandle } from './handle.js';
@@ -237,11 +238,24 @@ export async function createSite(
       created_at: now,
       updated_at: now,
       deleted_at: null,
+      takedown_at: null,
+      takedown_reason: null,
+      analytics_off: 0,
     };
     try {
       await deps.db.transaction(async (trx) => {
         await insertSite(trx, site, 0);
         await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
+        // An anonymous site belongs to no account yet: its claim is recorded (site.claim).
+        if (account) {
+          await recordAudit(trx, {
+            accountId: account.id,
+            action: 'site.create',
+            target: slug,
+            details: { versionId, files: files.length },
+            at: now,
+          });
+        }
       });
     } catch (err) {
       // A slug collision (a live or retired slug) draws again.
@@ -337,6 +351,13 @@ export async function updateSite(
     const { rows, plan } = planVersion(deps, slug, versionId, files, reusable, now);
     await abandonPendingVersions(trx, slug);
     await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'version.create',
+      target: slug,
+      details: { versionId, files: files.length },
+      at: now,
+    });
     return { slug, siteUrl: siteUrlOf(deps.config, slug), upload: plan };
   });
 }
@@ -394,7 +415,7 @@ export async function finalizeSite(
   });
   // Finalizing the live version again is harmless (and points the alias, if one is given).
   if (versionId === site.current_version_id) {
-    await setAlias(deps, slug, alias, versionId, now);
+    await setAlias(deps, site.owner_id, slug, alias, versionId, now);
     return result([], true);
   }
   if (site.expires_at !== null && site.expires_at <= now) {
@@ -415,7 +436,7 @@ export async function finalizeSite(
   if (!pending || pending.id !== versionId) {
     // A preview finalized before (a retried request) is finalized already: harmless too.
     if (!live && (await isFinalizedVersionOf(deps, slug, versionId))) {
-      await setAlias(deps, slug, alias, versionId, now);
+      await setAlias(deps, site.owner_id, slug, alias, versionId, now);
       return result([], false);
     }
     throw invalid(`versionId ${versionId} is not the pending version of this site.`, {
@@ -484,6 +505,15 @@ export async function finalizeSite(
     if (!(await markVersionFinalized(trx, versionId, now)))
       throw invalid(`versionId ${versionId} is no longer pending.`);
     if (alias !== undefined) await pointAlias(trx, slug, alias, versionId, now);
+    if (site.owner_id !== null) {
+      await recordAudit(trx, {
+        accountId: site.owner_id,
+        action: 'version.finalize',
+        target: slug,
+        details: { versionId, live, ...(alias !== undefined ? { alias } : {}) },
+        at: now,
+      });
+    }
   });
   // A preview leaves the live host as it was: only its own host (which a node may have cached as unknown)
   // and the alias host change.
@@ -514,13 +544,25 @@ async function isFinalizedVersionOf(deps: PublishDeps, slug: string, versionId: 
 /** Points `alias` (if given) at an already finalized version, outside a finalize's transaction. */
 async function setAlias(
   deps: PublishDeps,
+  ownerId: string | null,
   slug: string,
   alias: string | undefined,
   versionId: string,
   now: number,
 ): Promise<void> {
   if (alias === undefined) return;
-  await deps.db.transaction((trx) => pointAlias(trx, slug, alias, versionId, now));
+  await deps.db.transaction(async (trx) => {
+    await pointAlias(trx, slug, alias, versionId, now);
+    if (ownerId !== null) {
+      await recordAudit(trx, {
+        accountId: ownerId,
+        action: 'alias.set',
+        target: slug,
+        details: { name: alias, versionId },
+        at: now,
+      });
+    }
+  });
   await deps.changes.publish({ kind: 'host', host: aliasHost(deps.config, slug, alias) });
 }
 

@@ -18,7 +18,10 @@ export interface SessionDeps {
   clock: Clock;
   /** Keys the CSRF tokens of the forms and the signed notices. */
   csrfKey: Buffer;
-  config: Pick<Config, 'scheme' | 'baseUrl' | 'siteDomain' | 'cnameTarget' | 'planOverrides'>;
+  config: Pick<
+    Config,
+    'scheme' | 'baseUrl' | 'siteDomain' | 'cnameTarget' | 'planOverrides' | 'auditRetentionDays'
+  >;
 }
 export const SESSION_TTL_MS = 30 * 24 * 3_600_000;
 

@@ -18,8 +18,10 @@ import { consumeLoginCode, putLoginCode, spendLoginAttempt } from '../store/db/t
 import { deleteAccountSessions } from '../store/db/tables/session.js';
 import type { Mailer } from '../store/mail/types.js';
 import type { RateStore } from '../store/rate/types.js';
+import { type AuditActor, type AuditEntryInput, keyActor, recordAudit } from './audit.js';
 import { limitKey } from './client-address.js';
 import { ApiError, invalid } from './errors.js';
+import { refuseBlockedEmail, refuseSuspendedEmail } from './operators.js';
 import { effectivePlan, withEffectivePlan } from './plans.js';
 import { checkRateLimit } from './rate-limit.js';
 import { hmacHex, newId, randomHex, sha256Hex } from './secrets.js';
@@ -126,6 +128,7 @@ export async function requestCode(
     deps.limits.codesPerEmail,
     `At most ${deps.limits.codesPerEmail} sign-in codes per hour are sent to one email address`,
   );
+  await refuseBlockedEmail(deps.db, email);
   const code = generateCode();
   const now = deps.clock.now();
   await putLoginCode(deps.db.kysely, {
@@ -180,12 +183,16 @@ async function spendCode(
     deps.limits.checksPerIp,
     `At most ${deps.limits.checksPerIp} sign-in codes per hour can be checked from one IP address`,
   );
+  // A block made after the code was mailed still applies.
+  await refuseBlockedEmail(deps.db, email);
   const now = deps.clock.now();
   const stored = await spendLoginAttempt(deps.db.kysely, email, now, MAX_CODE_ATTEMPTS);
   const given = codeHash(deps.codeKey, email, code);
   // The HMAC comparison is constant-time by construction: both sides are fixed-length digests.
   if (stored === undefined || stored !== given) throw invalid(WRONG_CODE);
   if (!(await consumeLoginCode(deps.db.kysely, email, given))) throw invalid(WRONG_CODE);
+  // Told only to whoever holds the mailbox (the code is right): a suspended account gets no new key or session.
+  await refuseSuspendedEmail(deps.db, email);
   return { email, now };
 }
 
@@ -203,9 +210,14 @@ export async function verifyCode(
 
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
   const keyHash = hashApiKey(apiKey);
-  const found = await findOrCreateAccount(deps, email, keyHash, now);
+  // The sign-in has no caller yet: its entries name the key it issues (a fingerprint, never the key).
+  const issued = keyActor({ api_key_hash: keyHash });
+  const found = await findOrCreateAccount(deps, email, keyHash, now, issued);
   if (!found.existing) return { apiKey, email, plan: 'free', isNewUser: true };
-  await replaceApiKey(deps.db, found.existing.id, keyHash, now);
+  await replaceApiKey(deps.db, found.existing.id, keyHash, now, undefined, {
+    action: 'key.issue',
+    actor: issued,
+  });
   return { apiKey, email, plan: effectivePlan(found.existing, now), isNewUser: false };
 }
 
@@ -219,10 +231,18 @@ async function replaceApiKey(
   accountId: string,
   keyHash: string,
   now: number,
-  keepSession?: string,
+  keepSession: string | undefined,
+  audit: Pick<AuditEntryInput, 'action' | 'actor'>,
 ): Promise<void> {
   await db.transaction(async (trx) => {
     await setApiKeyHash(trx, accountId, keyHash, now);
+    await recordAudit(trx, {
+      ...audit,
+      accountId,
+      target: accountId,
+      details: { fingerprint: keyActor({ api_key_hash: keyHash }).id },
+      at: now,
+    });
     await deleteAccountSessions(
       trx,
       accountId,
@@ -240,18 +260,30 @@ async function findOrCreateAccount(
   email: string,
   apiKeyHash: string | null,
   now: number,
+  actor?: AuditActor,
 ): Promise<{ existing?: AccountRow }> {
   const existing = await findAccountByEmail(deps.db.kysely, email);
   if (existing) return { existing };
   try {
-    await insertAccount(deps.db.kysely, {
-      id: newId('acct'),
-      email,
-      plan: 'free',
-      handle: null,
-      api_key_hash: apiKeyHash,
-      created_at: now,
-      updated_at: now,
+    await deps.db.transaction(async (trx) => {
+      const id = newId('acct');
+      await insertAccount(trx, {
+        id,
+        email,
+        plan: 'free',
+        handle: null,
+        api_key_hash: apiKeyHash,
+        created_at: now,
+        updated_at: now,
+      });
+      await recordAudit(trx, {
+        accountId: id,
+        action: 'account.create',
+        target: id,
+        details: apiKeyHash ? { fingerprint: keyActor({ api_key_hash: apiKeyHash }).id } : {},
+        at: now,
+        ...(actor ? { actor } : {}),
+      });
     });
     return {};
   } catch (err) {
@@ -291,7 +323,9 @@ export async function regenerateApiKey(
   keepSession: string,
 ): Promise<string> {
   const apiKey = `${API_KEY_PREFIX}${randomHex(16)}`;
-  await replaceApiKey(deps.db, account.id, hashApiKey(apiKey), deps.clock.now(), keepSession);
+  await replaceApiKey(deps.db, account.id, hashApiKey(apiKey), deps.clock.now(), keepSession, {
+    action: 'key.regenerate',
+  });
   return apiKey;
 }
 
@@ -306,6 +340,8 @@ export async function accountForAuthorization(
   const key = match?.[1];
   if (key === undefined || !API_KEY_RE.test(key)) return undefined;
   const account = await findAccountByKeyHash(db.kysely, hashApiKey(key));
+  // A suspended account's key is refused (401), not deleted: lifting the suspension brings it back.
+  if (account?.suspended_at != null) return undefined;
   // The plan as of now: a stopped Hobby plan has ended at its paid period's end (core/billing.ts).
   return account && withEffectivePlan(account, now);
 }

@@ -31,9 +31,11 @@ import {
   type VersionFileRow,
   versionFiles,
 } from '../store/db/tables/version.js';
+import { recordAudit } from './audit.js';
 import { invalid, notFound } from './errors.js';
 import { isHandle } from './handle.js';
 import { validateMetadataPatch } from './metadata.js';
+import { refuseTakenDown, takedownOf } from './operators.js';
 import { hashPassword } from './password.js';
 import {
   checkSiteLimit,
@@ -117,6 +119,7 @@ export async function siteDetails(
     createdAt: iso(site.created_at)!,
     updatedAt: iso(site.updated_at)!,
     expiresAt: iso(site.expires_at),
+    takedown: takedownOf(site),
     files: files.map((f) => ({
       path: f.path,
       size: f.size,
@@ -170,9 +173,12 @@ export async function listSites(
 
 /** DELETE: every version and file list goes; the row stays as a tombstone so the slug is retired. */
 export async function deleteSite(deps: PublishDeps, account: AccountRow, slug: string): Promise<void> {
-  await ownedSite(deps, account, slug);
+  refuseTakenDown(await ownedSite(deps, account, slug), 'deleted');
   const now = deps.clock.now();
-  await deps.db.transaction((trx) => tombstoneSite(trx, slug, now));
+  await deps.db.transaction(async (trx) => {
+    await tombstoneSite(trx, slug, now);
+    await recordAudit(trx, { accountId: account.id, action: 'site.delete', target: slug, at: now });
+  });
   await deps.changes.publish({ kind: 'site', slug });
   await deps.events?.emit(account.id, { type: 'site.deleted', slug, data: { slug } });
 }
@@ -184,6 +190,7 @@ export async function duplicateSite(
   sourceSlug: string,
 ): Promise<Duplicated> {
   const source = await ownedSite(deps, account, sourceSlug);
+  refuseTakenDown(source, 'duplicated');
   if (!source.current_version_id)
     throw invalid(`Site "${sourceSlug}" has no published version to duplicate yet`);
   const version = await findVersion(deps.db.kysely, source.current_version_id);
@@ -215,6 +222,10 @@ export async function duplicateSite(
             created_at: now,
             updated_at: now,
             deleted_at: null,
+            takedown_at: null,
+            takedown_reason: null,
+            // The copy keeps the source's choice about counting visitors.
+            analytics_off: source.analytics_off,
           },
           version.total_size,
         );
@@ -230,6 +241,13 @@ export async function duplicateSite(
           },
           files.map((f): VersionFileRow => ({ ...f, version_id: versionId })),
         );
+        await recordAudit(trx, {
+          accountId: account.id,
+          action: 'site.duplicate',
+          target: slug,
+          details: { from: sourceSlug, versionId },
+          at: now,
+        });
       });
     } catch (err) {
       if (isUniqueViolation(err) && attempt < SLUG_ATTEMPTS) continue;
@@ -280,16 +298,18 @@ export async function claimSite(
     ? await findVersion(deps.db.kysely, site.current_version_id)
     : undefined;
   await checkStorage(deps, account, live?.total_size ?? 0, 0);
-  const claimed = await deps.db.transaction((trx) =>
-    changeSite(
+  const claimed = await deps.db.transaction(async (trx) => {
+    const won = await changeSite(
       trx,
       slug,
       { owner_id: account.id, expires_at: null, claim_token_hash: null, updated_at: now },
       // Another claim may have won between the checks above and this transaction.
       (row) =>
         row.owner_id === null && row.deleted_at === null && row.claim_token_hash === site.claim_token_hash,
-    ),
-  );
+    );
+    if (won) await recordAudit(trx, { accountId: account.id, action: 'site.claim', target: slug, at: now });
+    return won;
+  });
   if (!claimed) throw invalid('This site has already been claimed');
   await deps.changes.publish({ kind: 'site', slug });
   await deps.events?.emit(account.id, {
@@ -328,7 +348,21 @@ export async function updateMetadata(
     row.password_hash = patch.password === null ? null : await hashPassword(patch.password);
   if (patch.ttlSeconds !== undefined)
     row.expires_at = patch.ttlSeconds === null ? null : now + patch.ttlSeconds * 1000;
-  await updateSiteRow(deps.db.kysely, slug, row);
+  if (patch.analytics !== undefined) row.analytics_off = patch.analytics ? 0 : 1;
+  await deps.db.transaction(async (trx) => {
+    await updateSiteRow(trx, slug, row);
+    // Which fields changed, never their values (a password above all).
+    const fields = Object.entries(patch)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => (v === null ? `${k}:cleared` : k));
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'site.update',
+      target: slug,
+      details: { fields },
+      at: now,
+    });
+  });
   await deps.changes.publish({ kind: 'site', slug });
 }
 
@@ -375,9 +409,16 @@ export async function restoreVersion(
       ? await findVersion(deps.db.kysely, site.current_version_id)
       : undefined;
     await checkStorage(deps, account, version.total_size, current?.total_size ?? 0);
-    await deps.db.transaction((trx) =>
-      changeSite(trx, slug, { current_version_id: versionId, updated_at: now }),
-    );
+    await deps.db.transaction(async (trx) => {
+      await changeSite(trx, slug, { current_version_id: versionId, updated_at: now });
+      await recordAudit(trx, {
+        accountId: account.id,
+        action: 'version.restore',
+        target: slug,
+        details: { versionId, previous: site.current_version_id },
+        at: now,
+      });
+    });
     await deps.changes.publish({ kind: 'site', slug });
   }
   return {

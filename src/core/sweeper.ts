@@ -16,9 +16,11 @@ import {
   blobPage,
   forgetBlobIfUnreferenced,
   referencedHashes,
+  reindexBlob,
   stalePendingVersions,
 } from '../store/db/tables/version.js';
 import type { Lease } from '../store/lease/types.js';
+import { pruneAudit, recordAudit } from './audit.js';
 import { PENDING_DOMAIN_TTL_MS } from './domains.js';
 import { UPLOAD_URL_TTL_S } from './upload-token.js';
 
@@ -43,8 +45,12 @@ export interface SweepDeps {
   lease: Lease;
   /** Renews certificates obtained on demand that end within 30 days, retries failed ones (core/certificates.ts). */
   renewCertificates?: () => Promise<{ renewed: number; failed: number }>;
+  /** AUDIT_RETENTION_DAYS: audit entries older than this are removed (undefined: kept). */
+  auditRetentionDays?: number;
   /** Queues `site.expiring` webhook events and prunes the delivery log (core/webhooks.ts sweepWebhooks). */
   sweepWebhooks?: () => Promise<{ expiring: number; pruned: number }>;
+  /** Removes visit counts past their retention and the salts of past days (core/analytics.ts). */
+  sweepAnalytics?: () => Promise<number>;
 }
 
 export interface SweepReport {
@@ -57,6 +63,10 @@ export interface SweepReport {
   certificatesRenewed: number;
   /** `site.expiring` webhook events queued (each site and expiry time once). */
   expiryWarnings: number;
+  /** Audit log entries removed past AUDIT_RETENTION_DAYS. */
+  auditPruned: number;
+  /** Analytics rows removed (hourly counts older than 7 days, daily ones past ANALYTICS_RETENTION_DAYS). */
+  analyticsRowsDeleted: number;
 }
 
 export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
@@ -68,6 +78,8 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     blobsDeleted: 0,
     certificatesRenewed: 0,
     expiryWarnings: 0,
+    auditPruned: 0,
+    analyticsRowsDeleted: 0,
   };
 
   for (const slug of await expiredAnonymousSlugs(deps.db.kysely, now - deps.anonymousGraceMs, BATCH)) {
@@ -81,28 +93,59 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     report.versionsAbandoned++;
   }
 
-  // A pending entry serves nothing and has no links: removing it needs no change event.
-  report.domainsExpired = await deleteStalePendingDomains(deps.db.kysely, now - PENDING_DOMAIN_TTL_MS);
+  // A pending entry serves nothing and has no links: removing it needs no change event. Each removal is
+  // the system's entry in its account's audit log, in the same transaction.
+  report.domainsExpired = await deps.db.transaction(async (trx) => {
+    const gone = await deleteStalePendingDomains(trx, now - PENDING_DOMAIN_TTL_MS);
+    for (const d of gone) {
+      await recordAudit(trx, {
+        accountId: d.account_id,
+        action: 'domain.expire',
+        target: d.domain,
+        details: { reason: 'not verified in 7 days' },
+        at: now,
+        actor: { kind: 'system' },
+        ip: null,
+      });
+    }
+    return gone.length;
+  });
+
+  // Audit entries past AUDIT_RETENTION_DAYS (core/audit.ts).
+  if (deps.auditRetentionDays !== undefined) {
+    report.auditPruned = await pruneAudit(deps.db, now, deps.auditRetentionDays);
+  }
 
   // The blob index is walked a page at a time, letting requests run between pages: on SQLite a query
   // holds the event loop, and one over every blob took a noticeable pause at 100,000 sites.
   const cutoff = now - BLOB_MIN_AGE_MS;
+  let held = false;
   for (let after = ''; ; await nextTurn()) {
     const page = await blobPage(deps.db.kysely, after, BATCH);
     if (page.length === 0) break;
     after = page[page.length - 1]!.hash;
     const old = page.filter((b) => b.created_at < cutoff).map((b) => b.hash);
     const referenced = old.length === 0 ? new Set<string>() : await referencedHashes(deps.db.kysely, old);
-    for (const hash of old) {
-      if (referenced.has(hash)) continue;
+    for (const b of page) {
+      const hash = b.hash;
+      if (b.created_at >= cutoff || referenced.has(hash)) continue;
+      // A backup copying the blobs its snapshot references: delete nothing (held is checked again after
+      // the row is forgotten, as the backup may have started in between; then the row comes back).
+      held = (await deps.blobs.deletionHeld?.()) === true;
+      if (held) break;
       // Forget the index row first (atomically re-checking references), then drop the bytes.
       if (await forgetBlobIfUnreferenced(deps.db.kysely, hash, cutoff)) {
+        held = (await deps.blobs.deletionHeld?.()) === true;
+        if (held) {
+          await reindexBlob(deps.db.kysely, b);
+          break;
+        }
         await deleteBlobScans(deps.db.kysely, hash);
         await deps.blobs.delete(hash);
         report.blobsDeleted++;
       }
     }
-    if (page.length < BATCH) break;
+    if (held || page.length < BATCH) break;
   }
 
   if (deps.renewCertificates !== undefined) {
@@ -121,13 +164,22 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepReport> {
     }
   }
 
+  if (deps.sweepAnalytics !== undefined) {
+    try {
+      report.analyticsRowsDeleted = await deps.sweepAnalytics();
+    } catch (err) {
+      deps.logger.error({ err }, 'analytics sweep failed');
+    }
+  }
+
   if (
     report.sitesDeleted +
       report.versionsAbandoned +
       report.domainsExpired +
       report.blobsDeleted +
       report.certificatesRenewed +
-      report.expiryWarnings >
+      report.expiryWarnings +
+      report.auditPruned >
     0
   )
     deps.logger.info(report, 'swept');

@@ -17,6 +17,7 @@ import {
   siteDeployTokens,
   touchDeployToken,
 } from '../store/db/tables/deploy-token.js';
+import { recordAudit } from './audit.js';
 import { invalid, notFound } from './errors.js';
 import { withEffectivePlan } from './plans.js';
 import { ownedSite } from './publish.js';
@@ -101,7 +102,16 @@ export async function createDeployToken(
     expires_at: now + days * DAY_MS,
     last_used_at: null,
   };
-  await insertDeployToken(deps.db.kysely, row);
+  await deps.db.transaction(async (trx) => {
+    await insertDeployToken(trx, row);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'token.create',
+      target: slug,
+      details: { id: row.id, name: row.name, expiresAt: iso(row.expires_at) },
+      at: now,
+    });
+  });
   return { id: row.id, name: row.name, token, expiresAt: iso(row.expires_at), createdAt: iso(now) };
 }
 
@@ -123,9 +133,18 @@ export async function revokeDeployToken(
   id: string,
 ): Promise<{ id: string; deleted: true }> {
   await ownedSite(deps, account, slug);
-  if (!(await deleteDeployToken(deps.db.kysely, slug, id))) {
-    throw notFound(`Site "${slug}" has no deploy token ${JSON.stringify(id.slice(0, 64))}`);
-  }
+  await deps.db.transaction(async (trx) => {
+    if (!(await deleteDeployToken(trx, slug, id))) {
+      throw notFound(`Site "${slug}" has no deploy token ${JSON.stringify(id.slice(0, 64))}`);
+    }
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'token.revoke',
+      target: slug,
+      details: { id },
+      at: deps.clock.now(),
+    });
+  });
   return { id, deleted: true };
 }
 

@@ -14,6 +14,7 @@ import {
   siteVariables,
   upsertSiteVariables,
 } from '../store/db/tables/site-variable.js';
+import { recordAudit } from './audit.js';
 import { ApiError, invalid, notFound } from './errors.js';
 import { ownedSite } from './publish.js';
 import { sha256Hex } from './secrets.js';
@@ -140,6 +141,13 @@ export async function putVariables(
       );
     }
     await upsertSiteVariables(trx, rows);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'variable.set',
+      target: slug,
+      details: { names: rows.map((r) => r.name) },
+      at: now,
+    });
   });
   return { ok: true, stored: rows.map((r) => r.name) };
 }
@@ -152,9 +160,18 @@ export async function deleteVariable(
   name: string,
 ): Promise<Removed> {
   await ownedSite(deps, account, slug);
-  if (!(await deleteSiteVariable(deps.db.kysely, slug, name))) {
-    throw notFound(`Site "${slug}" has no variable ${JSON.stringify(name)}.`);
-  }
+  await deps.db.transaction(async (trx) => {
+    if (!(await deleteSiteVariable(trx, slug, name))) {
+      throw notFound(`Site "${slug}" has no variable ${JSON.stringify(name)}.`);
+    }
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'variable.delete',
+      target: slug,
+      details: { name },
+      at: deps.clock.now(),
+    });
+  });
   return { ok: true, deleted: name };
 }
 

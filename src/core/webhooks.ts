@@ -51,6 +51,7 @@ import {
 import type { AddressResolver } from '../store/dns/resolve.js';
 import type { Lease } from '../store/lease/types.js';
 import { isForbiddenAddress } from './addresses.js';
+import { recordAudit } from './audit.js';
 import { invalid, notFound } from './errors.js';
 import { normalizeHostname } from './hosts.js';
 import { pinnedLookup } from './proxy.js';
@@ -249,6 +250,14 @@ export async function createWebhook(
       );
     }
     await insertWebhookEndpoint(trx, row);
+    // The host only: a webhook URL's path or query may itself carry a secret (a chat service's).
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'webhook.create',
+      target: id,
+      details: { host: new URL(url).host, events, slug },
+      at: now,
+    });
   });
   return { ...view(row), secret };
 }
@@ -264,12 +273,20 @@ async function ownedEndpoint(deps: Pick<WebhookDeps, 'db'>, account: AccountRow,
 }
 
 export async function deleteWebhook(
-  deps: Pick<WebhookDeps, 'db'>,
+  deps: Pick<WebhookDeps, 'db' | 'clock'>,
   account: AccountRow,
   id: string,
 ): Promise<WebhookDeleted> {
   await ownedEndpoint(deps, account, id);
-  await deps.db.transaction((trx) => deleteWebhookEndpoint(trx, id));
+  await deps.db.transaction(async (trx) => {
+    await deleteWebhookEndpoint(trx, id);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'webhook.delete',
+      target: id,
+      at: deps.clock.now(),
+    });
+  });
   return { id, deleted: true };
 }
 
@@ -309,7 +326,16 @@ export async function redeliver(
   const row = await findWebhookDelivery(deps.db.kysely, id, deliveryId);
   if (!row) throw notFound(`Delivery ${deliveryId} of webhook ${id} not found`);
   const now = deps.clock.now();
-  await requeueWebhookDelivery(deps.db.kysely, deliveryId, now, now + WEBHOOK_RETRY_WINDOW_MS);
+  await deps.db.transaction(async (trx) => {
+    await requeueWebhookDelivery(trx, deliveryId, now, now + WEBHOOK_RETRY_WINDOW_MS);
+    await recordAudit(trx, {
+      accountId: account.id,
+      action: 'webhook.redeliver',
+      target: id,
+      details: { deliveryId },
+      at: now,
+    });
+  });
   return deliveryView({ ...row, status: 'pending', next_attempt_at: now, updated_at: now });
 }
 

@@ -8,6 +8,7 @@ import * as api from '../api/archive.js';
 import { ANONYMOUS_WARNING } from '../api/sites.js';
 import { ARCHIVE_MEDIA_TYPES, deployArchive } from '../core/archive.js';
 import { invalid, unauthorized } from '../core/errors.js';
+import { refuseBlockedPublisher } from '../core/operators.js';
 import type { FinalizeOptions, PublishDeps } from '../core/publish.js';
 import { accountForAuthorization } from '../core/signin.js';
 import { deployTokenCaller } from '../core/tokens.js';
@@ -94,6 +95,7 @@ export function archiveRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
       ...api.createFromArchive,
       handler: async (req, reply) => {
         const account = optionalAccount(req);
+        if (account === null) await refuseBlockedPublisher(deps.db, req.clientAddress);
         const body = archiveBody(req);
         const result = await deployArchive(
           deps,

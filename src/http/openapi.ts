@@ -59,6 +59,8 @@ export function openApiOptions(c: ExampleContext): SwaggerOptions {
         { name: 'links', description: 'Sites mounted on your handle or domains' },
         { name: 'tokens', description: 'Deploy tokens: publish one site from CI, nothing else' },
         { name: 'webhooks', description: 'Signed deploy webhooks: endpoints, deliveries, redelivery' },
+        { name: 'admin', description: 'Operators only (ADMIN_EMAILS): find, take down, suspend, block' },
+        { name: 'analytics', description: 'Visits of a site, counted by the service (no script, no cookie)' },
         { name: 'ops', description: 'Health, readiness, metrics, TLS front end' },
       ],
       components: {

@@ -98,7 +98,9 @@ export function registerRateLimit(app: FastifyInstance, deps: RateLimitDeps): vo
   // body is validated: who is asking comes first, and a client without a key learns that, not a field.
   app.addHook('preValidation', async (req) => {
     const schema = req.routeOptions.schema as { security?: unknown[] } | undefined;
-    if (schema?.security?.length && !req.account) throw unauthorized();
+    // /api/admin/ answers 404 to everyone but the operators, the keyless too (CONTRACT "Operators").
+    if (schema?.security?.length && !req.account && !routedPath(req).startsWith('/api/admin/'))
+      throw unauthorized();
   });
 
   // Error replies may have been reset by the framework; put the window headers back on every answer.
@@ -225,6 +227,8 @@ const tokenForbidden = (token: DeployTokenCaller) =>
 export async function checkDeployTokenScope(deps: RateLimitDeps, req: FastifyRequest): Promise<void> {
   const header = req.headers.authorization;
   if (!isDeployTokenAuthorization(header) || req.routeOptions.url === undefined) return;
+  // The operators' API answers a token 404 itself (src/http/admin.ts): it is not there for anyone else.
+  if (req.routeOptions.url.startsWith('/api/admin/')) return;
   if (markedForTokens(req) && isSignedUpload(req)) return;
   let token = req.deployToken;
   // Routes the limiter does not count (pages, operations, the proxy) resolved no caller: look it up here.

@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import * as api from '../api/sites.js';
 import { unauthorized } from '../core/errors.js';
+import { refuseBlockedPublisher } from '../core/operators.js';
 import {
   createSite,
   finalizeSite,
@@ -52,7 +53,9 @@ export function siteRoutes(deps: PublishDeps): FastifyPluginAsyncTypebox {
     app.route({
       ...api.createSite,
       handler: async (req, reply) => {
-        const r = await createSite(deps, optionalAccount(req), req.body);
+        const account = optionalAccount(req);
+        if (account === null) await refuseBlockedPublisher(deps.db, req.clientAddress);
+        const r = await createSite(deps, account, req.body);
         return reply.code(201).send(publishReply(r));
       },
     });

@@ -4,6 +4,7 @@
 
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline, type Readable, Transform } from 'node:stream';
+import type { ReuseTally } from '../core/analytics.js';
 import { type BodyPace, existingPacedBody, pacedBody } from '../core/body-pace.js';
 
 /**
@@ -21,6 +22,8 @@ export interface SiteRequestHead {
   /** The request target as sent. */
   readonly url?: string | undefined;
   readonly headers: IncomingHttpHeaders;
+  /** The connection (its peer address: the client's, or the last proxy's). */
+  readonly socket?: { readonly remoteAddress?: string | undefined } | undefined;
 }
 
 export interface SiteResponse {
@@ -32,7 +35,14 @@ export interface SiteResponse {
    * field, until that instant or the next change event, whichever comes first (the fast path memoizes it;
    * node:http ignores it).
    */
-  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reusableUntil?: number): void;
+  send(
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body?: Buffer,
+    reusableUntil?: number,
+    /** What answering it again records for visitor analytics (core/analytics.ts); none when not counted. */
+    tally?: ReuseTally,
+  ): void;
   /** Sends the status line and `headers`, then `body` with backpressure; destroys `body` if the client leaves. */
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void;
   readonly headersSent: boolean;

@@ -16,13 +16,21 @@ export function htmlDocument(title: string, body: SafeHtml, head?: SafeHtml): st
 
 const BACK_HOME = html`<p><a href="/">Go to this site's home page</a></p>`;
 
+/** The way to report a site (issue 26), on the pages a visitor of a bad site lands on: the service's /report. */
+const reportLink = (baseUrl: string | undefined) =>
+  baseUrl === undefined ? '' : html`<p class="muted"><a href="${baseUrl}/report">Report abuse</a></p>`;
+
 /** A built-in page in the shared column; `home` adds a way back to the site's front page. */
-function page(title: string, message: string, home = true): string {
-  return htmlDocument(title, html`<main><h1>${title}</h1><p>${message}</p>${home && BACK_HOME}</main>`);
+function page(title: string, message: string, home = true, baseUrl?: string): string {
+  return htmlDocument(
+    title,
+    html`<main><h1>${title}</h1><p>${message}</p>${home && BACK_HOME}${reportLink(baseUrl)}</main>`,
+  );
 }
 
-export const notFoundPage = () => page('404 — Not found', 'There is no site or file at this address.');
-export const gonePage = () => page('410 — Gone', 'This site has expired.', false);
+export const notFoundPage = (baseUrl?: string) =>
+  page('404 — Not found', 'There is no site or file at this address.', true, baseUrl);
+export const gonePage = (baseUrl?: string) => page('410 — Gone', 'This site has expired.', false, baseUrl);
 
 /** A fixed page with its status and precomputed headers: answering costs no allocation. */
 export interface BuiltinPage {
@@ -50,6 +58,24 @@ function builtin(status: number, html: string, extra: OutgoingHttpHeaders = {}):
 
 export const NOT_FOUND = builtin(404, notFoundPage());
 export const GONE = builtin(410, gonePage());
+
+/** The pages a site server built once for its service: each with the link to BASE_URL's report page. */
+export interface SitePages {
+  readonly notFound: BuiltinPage;
+  readonly gone: BuiltinPage;
+  readonly nothingLinked: BuiltinPage;
+}
+
+export function sitePages(baseUrl: string | undefined): SitePages {
+  return {
+    notFound: builtin(404, notFoundPage(baseUrl)),
+    gone: builtin(410, gonePage(baseUrl)),
+    nothingLinked: builtin(
+      404,
+      page('404 — Not found', 'No site is linked at this address yet.', true, baseUrl),
+    ),
+  };
+}
 export const BAD_REQUEST = builtin(400, page('400 — Bad request', 'This address is not a valid path.'));
 /** RFC 9110 §15.5.6: a 405 lists the methods the resource supports in Allow. */
 export const METHOD_NOT_ALLOWED = builtin(
@@ -84,6 +110,24 @@ export const PLAN_PAUSED = builtin(
 );
 /** A handle or active custom domain with no site linked at this path. */
 export const NOTHING_LINKED = builtin(404, page('404 — Not found', 'No site is linked at this address yet.'));
+/** A site an operator took down (RFC 7725: 451 Unavailable For Legal Reasons; the reason goes to the owner only). */
+export const TAKEN_DOWN = builtin(
+  451,
+  page(
+    '451 — Unavailable',
+    'This site has been taken down by the operator of this service and is not available.',
+    false,
+  ),
+);
+/** A site whose owner's account is suspended. */
+export const SUSPENDED = builtin(
+  403,
+  page(
+    '403 — Site suspended',
+    'This site is unavailable: the account that publishes it is suspended by the operator of this service.',
+    false,
+  ),
+);
 export const SERVER_ERROR = builtin(500, page('500 — Server error', 'Something went wrong; try again.'));
 /**
  * A site this node has not loaded while its database or object store is unreachable: 503 with Retry-After
@@ -105,11 +149,11 @@ const PASSWORD_FORM = raw(
 );
 
 /** The password form of a protected site; the form posts back to the same address (see password-gate.ts). */
-export function passwordFormPage(message: string | null): string {
+export function passwordFormPage(message: string | null, baseUrl?: string): string {
   const error = message !== null && html`<p class="error" role="alert">${message}</p>`;
   return htmlDocument(
     'Password required',
-    html`<main>${PASSWORD_INTRO}${error}${PASSWORD_FORM}</main>`,
+    html`<main>${PASSWORD_INTRO}${error}${PASSWORD_FORM}${reportLink(baseUrl)}</main>`,
     html`<meta name="robots" content="noindex">`,
   );
 }

@@ -116,7 +116,8 @@ export interface PasswordGateDeps {
   siteCookieKey: Buffer;
   /** How slowly a password form's body may arrive. */
   bodyPace: BodyPace;
-  config: { scheme: 'http' | 'https' };
+  /** `baseUrl`: the service's address, for the form's "Report abuse" link (issue 26). */
+  config: { scheme: 'http' | 'https'; baseUrl?: string };
 }
 
 /** How the gate answers: the site server's own sends, which count responses for /metrics. */
@@ -159,7 +160,7 @@ export class PasswordGate {
 
   /** The password form (401 with a challenge), with `message` above it after a wrong password. */
   sendForm(req: SiteRequestHead, res: SiteResponse, status: number, message: string | null): void {
-    const body = Buffer.from(passwordFormPage(message));
+    const body = Buffer.from(passwordFormPage(message, this.deps.config.baseUrl));
     this.out.send(
       res,
       status,

@@ -4,6 +4,7 @@
 
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { ReuseTally } from '../core/analytics.js';
 import type { SiteResponse } from './exchange.js';
 
 /** Google, Bing and the others read this field on any response (not only HTML). */
@@ -28,8 +29,14 @@ export function noindexHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeader
 export class PreviewResponse implements SiteResponse {
   constructor(private readonly res: SiteResponse) {}
 
-  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reusableUntil?: number): void {
-    this.res.send(status, noindexHeaders(headers), body, reusableUntil);
+  send(
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body?: Buffer,
+    reusableUntil?: number,
+    tally?: ReuseTally,
+  ): void {
+    this.res.send(status, noindexHeaders(headers), body, reusableUntil, tally);
   }
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {

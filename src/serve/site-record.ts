@@ -22,6 +22,12 @@ export interface SiteRecord {
   readonly passwordFingerprint: string;
   /** Epoch ms after which the site answers 410; compared with the clock on every request (no event needed). */
   readonly expiresAt: number | null;
+  /** Taken down by an operator: every host of the site answers 451 (core/operators.ts). */
+  readonly takenDown: boolean;
+  /** Its owner's account is suspended: every host of the site answers 403. */
+  readonly ownerSuspended: boolean;
+  /** The owner switched visitor counting off (issue 25): answers are not counted. */
+  readonly analyticsOff: boolean;
 }
 
 /** Bytes of password fingerprint kept (128 bits: collisions are out of reach, cookies stay short). */
@@ -50,5 +56,8 @@ export async function loadSiteRecord(db: Db, slug: string): Promise<SiteRecord |
     passwordHash: row.password_hash,
     passwordFingerprint: passwordFingerprint(row.password_hash),
     expiresAt: row.expires_at,
+    takenDown: row.takedown_at !== null,
+    ownerSuspended: row.owner_suspended_at !== null,
+    analyticsOff: row.analytics_off === 1,
   };
 }

@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { TrustProxy } from '../config.js';
+import type { AnalyticsCounter, ReuseTally } from '../core/analytics.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
 import { type HostRoute, hostnameOf, mountFor, resolveHost, type SiteMount } from '../core/hosts.js';
 import type { PlanOverrides } from '../core/plans.js';
@@ -34,13 +35,14 @@ import {
 import {
   BAD_REQUEST,
   type BuiltinPage,
-  GONE,
   htmlHeaders,
   METHOD_NOT_ALLOWED,
-  NOT_FOUND,
-  NOTHING_LINKED,
   PLAN_PAUSED,
   SERVER_ERROR,
+  type SitePages,
+  SUSPENDED,
+  sitePages,
+  TAKEN_DOWN,
   UNAVAILABLE,
 } from './pages.js';
 import { type GateResponder, PasswordGate, type PasswordGateDeps } from './password-gate.js';
@@ -59,6 +61,8 @@ export interface SiteServer {
   generation(): number;
   /** Counts a response a transport answered from its memo (site responses by status, in /metrics). */
   countResponse(status: number): void;
+  /** Records a memoized response answered again for visitor analytics (its `tally`, the request's head). */
+  countReuse(tally: ReuseTally, req: SiteRequestHead): void;
   /** Stops listening to change events. */
   close(): void;
 }
@@ -95,6 +99,8 @@ export interface SiteServerDeps extends PasswordGateDeps {
   logger: Logger;
   /** Change events (finalize, delete, password, plan, ...) that invalidate the catalog. */
   changes: ChangeBus;
+  /** Visitor analytics' counters (core/analytics.ts); absent = nothing is counted on this node. */
+  analytics?: AnalyticsCounter;
   config: PasswordGateDeps['config'] & {
     trustProxy: TrustProxy;
     siteHost: string;
@@ -127,6 +133,7 @@ export function createSiteServer(
     countResponse: (status) => {
       server.responses[status]! += 1;
     },
+    countReuse: (tally, req) => server.countReuse(tally, req),
     close: unsubscribe,
   };
 }
@@ -136,6 +143,8 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   /** Responses by status code, exported by registerSiteMetrics (site-metrics.ts). */
   readonly responses = newResponseCounts();
   private readonly gate: PasswordGate;
+  /** 404/410 pages with the service's "Report abuse" link, built once. */
+  private readonly pages: SitePages;
   private readonly privateReps = new WeakMap<Representation, Representation>();
   private readonly privateHeaders = new WeakMap<OutgoingHttpHeaders, OutgoingHttpHeaders>();
   private readonly outageLog = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
@@ -145,6 +154,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     private readonly catalog: SiteCatalog,
   ) {
     this.gate = new PasswordGate(deps, this);
+    this.pages = sitePages(deps.config.baseUrl);
   }
 
   handle(req: SiteRequestHead, response: SiteResponse, knownHostname: string | undefined): void {
@@ -172,11 +182,11 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private serveHost(req: SiteRequestHead, response: SiteResponse, route: HostRoute | null): void {
     const res = route?.preview === true ? new PreviewResponse(response) : response;
     if (route === null) {
-      this.sendPage(req, res, NOT_FOUND);
+      this.sendPage(req, res, this.pages.notFound);
       return;
     }
     if (route.page !== undefined) {
-      this.sendPage(req, res, route.page === 'paused' ? PLAN_PAUSED : NOTHING_LINKED);
+      this.sendPage(req, res, route.page === 'paused' ? PLAN_PAUSED : this.pages.nothingLinked);
       return;
     }
     let url = req.url ?? '/';
@@ -202,7 +212,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     } else {
       const found = mountFor(route, rawPath);
       if (found === null) {
-        this.sendPage(req, res, NOT_FOUND);
+        this.sendPage(req, res, this.pages.notFound);
         return;
       }
       mount = found.mount;
@@ -229,17 +239,26 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   ): void {
     const record = state.record;
     if (record === null || record.deleted) {
-      this.sendPage(req, res, NOT_FOUND);
+      this.sendPage(req, res, this.pages.notFound);
+      return;
+    }
+    // An operator's takedown or suspension (core/operators.ts) reaches here through a change event.
+    if (record.takenDown) {
+      this.sendPage(req, res, TAKEN_DOWN);
+      return;
+    }
+    if (record.ownerSuspended) {
+      this.sendPage(req, res, SUSPENDED);
       return;
     }
     // Expiry needs no event: the record carries the instant and every request compares it.
     if (record.expiresAt !== null && record.expiresAt <= this.deps.clock.now()) {
-      this.sendPage(req, res, GONE);
+      this.sendPage(req, res, this.pages.gone);
       return;
     }
     const manifest = state.manifest;
     if (manifest === null) {
-      this.sendPage(req, res, NOT_FOUND); // never finalized: nothing is live yet
+      this.sendPage(req, res, this.pages.notFound); // never finalized: nothing is live yet
       return;
     }
     const isProtected = record.passwordHash !== null;
@@ -300,6 +319,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     if (rule !== null) {
       if (!rule.rule.rewrite) {
         const to = rule.location.charCodeAt(0) === 0x2f ? sr.mount.basePath + rule.location : rule.location;
+        this.count(sr, rule.status, 0, false);
         this.redirect(sr.res, rule.status, to.includes('?') ? to : to + sr.query);
         return;
       }
@@ -314,6 +334,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       return;
     }
     if (folderLocation !== null) {
+      this.count(sr, 301, 0, false);
       this.redirect(sr.res, 301, sr.mount.basePath + folderLocation + sr.query);
       return;
     }
@@ -376,10 +397,12 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
 
     // §13.2.2: If-None-Match (else If-Modified-Since) is evaluated before Range.
     if (isNotModified(headers, rep.etag, entry.lastModifiedMs)) {
+      this.count(sr, 304, 0, false);
       this.send(sr.res, 304, rep.notModified);
       return;
     }
     if (unsatisfiable) {
+      this.count(sr, 416, 0, false);
       // §15.5.17: 416 with the current length in Content-Range.
       this.send(sr.res, 416, {
         'Content-Range': `bytes */${entry.size}`,
@@ -412,13 +435,14 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     end: number,
   ): void {
     const { res } = sr;
+    this.count(sr, status, sr.head ? 0 : end - start + 1, isHtml(entry));
     if (sr.head) {
       this.send(res, status, headers);
       return;
     }
     const body = this.catalog.bodyNow(rep);
     if (body !== undefined) {
-      this.sendBody(sr, status, headers, body, start, end);
+      this.sendBody(sr, entry, status, headers, body, start, end);
       return;
     }
     if (rep.encoding === null && entry.size > this.catalog.maxMemoryBodyBytes) {
@@ -426,12 +450,13 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       return;
     }
     this.after(sr.req, res, this.catalog.loadBody(entry, rep), (bytes) =>
-      this.sendBody(sr, status, headers, bytes, start, end),
+      this.sendBody(sr, entry, status, headers, bytes, start, end),
     );
   }
 
   private sendBody(
     sr: SiteRequest,
+    entry: FileEntry,
     status: number,
     headers: OutgoingHttpHeaders,
     body: Buffer,
@@ -446,7 +471,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
         sr.state.record!.expiresAt ?? Number.POSITIVE_INFINITY,
         sr.mount.until ?? Number.POSITIVE_INFINITY,
       );
-      this.send(sr.res, status, headers, body, until);
+      this.send(sr.res, status, headers, body, until, this.reuseTally(sr, entry, body.length));
       return;
     }
     this.send(sr.res, status, headers, whole ? body : body.subarray(start, end + 1));
@@ -517,13 +542,69 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     return out;
   }
 
+  // ---- visitor analytics (core/analytics.ts) -----------------------------------------------------
+
+  /** Records an answer of the site for analytics: counters in memory, nothing else. */
+  private count(sr: SiteRequest, status: number, bytes: number, html: boolean): void {
+    const analytics = this.deps.analytics;
+    if (analytics === undefined || sr.state.record!.analyticsOff) return;
+    const req = sr.req;
+    const base = sr.mount.basePath;
+    analytics.record(
+      sr.mount.slug,
+      status,
+      bytes,
+      base === '' ? sr.sitePath : base + sr.sitePath,
+      html,
+      req.method === 'GET',
+      req.headers,
+      this.visitorAddress(req, status, html),
+    );
+  }
+
+  /** The client's address, worked out only for a page view (the one answer that hashes it). */
+  private visitorAddress(req: SiteRequestHead, status: number, html: boolean): string {
+    if (status !== 200 || !html) return '';
+    return clientAddress(
+      this.deps.config.trustProxy,
+      req.socket?.remoteAddress,
+      req.headers['x-forwarded-for'],
+    );
+  }
+
+  /** What the fast path records when it answers this response again from its memo; none if not counted. */
+  private reuseTally(sr: SiteRequest, entry: FileEntry, bytes: number): ReuseTally | undefined {
+    if (this.deps.analytics === undefined || sr.state.record!.analyticsOff) return undefined;
+    const base = sr.mount.basePath;
+    return {
+      slug: sr.mount.slug,
+      path: base === '' ? sr.sitePath : base + sr.sitePath,
+      html: isHtml(entry),
+      bytes,
+    };
+  }
+
+  countReuse(tally: ReuseTally, req: SiteRequestHead): void {
+    this.deps.analytics?.record(
+      tally.slug,
+      200,
+      tally.bytes,
+      tally.path,
+      tally.html,
+      true,
+      req.headers,
+      this.visitorAddress(req, 200, tally.html),
+    );
+  }
+
   // ---- errors and pages --------------------------------------------------------------------------
 
   /** Missing file: the site's own 404.html with status 404, else the plain 404 page. */
   private sendNotFound(sr: SiteRequest): void {
     const page = sr.manifest.notFoundPage;
     if (page === null) {
-      this.sendPage(sr.req, sr.res, NOT_FOUND);
+      this.count(sr, 404, sr.head ? 0 : this.pages.notFound.body.length, false);
+      this.sendPage(sr.req, sr.res, this.pages.notFound);
       return;
     }
     const headers = sr.protected ? this.privateCache(page.headers) : page.headers;
@@ -544,6 +625,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   /** A generated page (viewer.ts): revalidated like an HTML file, private on a protected site. */
   sendHtml(sr: SiteRequest, html: string): void {
     const body = Buffer.from(html);
+    this.count(sr, 200, sr.head ? 0 : body.length, true);
     const headers = htmlHeaders(body, sr.protected ? PRIVATE_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL);
     this.send(sr.res, 200, headers, sr.head ? undefined : body);
   }
@@ -567,9 +649,10 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     headers: OutgoingHttpHeaders,
     body?: Buffer,
     reusableUntil?: number,
+    tally?: ReuseTally,
   ): void {
     this.responses[status]! += 1;
-    res.send(status, headers, body, reusableUntil);
+    res.send(status, headers, body, reusableUntil, tally);
   }
 
   /** Continues a request once `work` settles; a rejection or a throw in `next` answers 500. */
@@ -610,6 +693,11 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       clientAddress(this.deps.config.trustProxy, req.socket.remoteAddress, req.headers['x-forwarded-for']),
     );
   }
+}
+
+/** An HTML document (what a page view is made of). */
+function isHtml(entry: FileEntry): boolean {
+  return entry.contentType.startsWith('text/html');
 }
 
 /** Continuation of a request whose work answered by itself (the password form's submission). */

@@ -63,6 +63,7 @@ main pre{background:var(--panel);padding:.75rem 1rem;border-radius:6px;white-spa
 main table{border-collapse:collapse;width:100%}main :is(th,td){text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--panel);vertical-align:top}
 main label{display:block;margin:.75rem 0 .25rem;font-weight:600}
 main :is(input,select,button,textarea){font:inherit;padding:.45rem .6rem;border-radius:6px;border:1px solid var(--muted);background:var(--bg);color:var(--fg);max-width:100%}
+main .wide{width:100%;box-sizing:border-box}
 main button{cursor:pointer;background:var(--accent);color:var(--bg);border-color:var(--accent)}
 main button.danger{background:var(--danger);border-color:var(--danger)}
 main button.secondary,main button.copy{background:var(--panel);color:var(--fg);border-color:var(--muted)}
@@ -72,7 +73,7 @@ main button.copy{margin:.25rem 0 0;padding:.2rem .6rem;font-size:.9rem}
 .warn{color:var(--warn);background:var(--warn-bg);padding:.6rem .8rem;border-radius:6px}
 main li{margin:.35rem 0}main li form,main td.actions form{display:inline-block;margin:0 .25rem .25rem .5rem}
 main td.actions form{margin-left:0}
-main code.record{overflow-wrap:anywhere}main .url{overflow-wrap:break-word}
+main code.record{overflow-wrap:anywhere}main ul.reports{list-style:none;padding:0}main li.report{border-top:1px solid #ddd;padding:.5rem 0}main .report-details{white-space:pre-wrap;overflow-wrap:anywhere}main .url{overflow-wrap:break-word}
 main td.nowrap,main .nowrap{white-space:nowrap}main summary{cursor:pointer}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
@@ -81,6 +82,10 @@ main table.stack tr{border-bottom:1px solid var(--muted);padding:.4rem 0}main ta
 table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}
 form[aria-busy=true] button{opacity:.6}
 main td p{margin:0 0 .35rem}
+main figure{margin:1rem 0}.chart{display:block;width:100%;height:auto}
+.key{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;vertical-align:middle}.key-views{background:#9ec5ee}.key-visitors{background:#1f5fa8}
+main td.wrap{overflow-wrap:anywhere}
+main .axis{display:flex;justify-content:space-between;gap:.5rem;margin:.2rem 0;font-size:.9rem;color:var(--muted)}
 .api-reference{max-width:72rem;margin:0 auto 4rem;padding:0 .5rem;background:#fff;color:#1d1d1f;color-scheme:light;border-radius:8px}
 `.trim();
 

@@ -16,6 +16,7 @@ const TOOLS = [
   'claim_site',
   'delete_site',
   'get_site',
+  'get_site_analytics',
   'list_sites',
   'publish_site',
   'set_metadata',

@@ -58,6 +58,7 @@ export async function seedSite(ctx: Stores, options: SeedSiteOptions): Promise<S
       created_at: now,
       updated_at: now,
       deleted_at: null,
+      analytics_off: 0,
     })
     .execute();
   const versionId = await seedVersion(ctx, slug, options.files, { pending: options.pending ?? false });

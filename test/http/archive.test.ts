@@ -5,7 +5,9 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { REQUEST_TIMEOUT_MS } from '../../src/app.js';
@@ -523,13 +525,22 @@ describe('archive deploys', () => {
     assert.equal(ok.status, 200, ok.text);
   });
 
-  test('a client killed mid-upload leaves no site and no version; its blobs go to the collector', async () => {
+  test('a client killed mid-upload leaves no site, no version and no stored file', async () => {
     const sites = await liveSiteCount(t);
     const refs = await referencedFiles(t);
     const versions = await t.ctx.db.kysely.selectFrom('versions').select('id').execute();
     const blobRows = async () => (await t.ctx.db.kysely.selectFrom('blobs').select('hash').execute()).length;
+    const storedBlobs = async () => {
+      let n = 0;
+      for await (const _ of t.ctx.blobs.list()) n++;
+      return n;
+    };
+    // The disk store's temp files (a file's bytes on their way in); the S3 store has none here.
+    const tmpDir = join(t.dataDir, 'blobs', 'tmp');
+    const tmpFiles = async () => (await readdir(tmpDir).catch(() => [])).length;
     const blobsBefore = await blobRows();
-    // 40 files of 32 KB random bytes (incompressible), sent slowly; killed after some are stored.
+    const storedBefore = await storedBlobs();
+    // 40 files of 32 KB random bytes (incompressible), sent slowly; killed after some are written.
     const entries = Array.from({ length: 40 }, (_, i) => ({
       name: `./f${i}.bin`,
       body: randomBytes(32 * 1024),
@@ -551,16 +562,17 @@ describe('archive deploys', () => {
           sent += 16 * 1024;
           await new Promise((r) => setTimeout(r, 5));
         }
-        // Some files are stored by now: wait until the blob index shows them, then kill the client.
-        for (let i = 0; i < 200 && (await blobRows()) < blobsBefore + 3; i++)
+        // Some files are written by now (as temp files of one batch on disk, as objects on S3): wait until
+        // they show, then kill the client.
+        for (let i = 0; i < 200 && (await tmpFiles()) + (await storedBlobs()) - storedBefore < 3; i++)
           await new Promise((r) => setTimeout(r, 10));
         req.destroy();
         resolve();
       };
       void step();
     });
-    const storedByKilled = (await blobRows()) - blobsBefore;
-    assert.ok(storedByKilled >= 3, `blobs written before the kill: ${storedByKilled}`);
+    const writtenByKilled = (await tmpFiles()) + (await storedBlobs()) - storedBefore;
+    assert.ok(writtenByKilled >= 3, `files written before the kill: ${writtenByKilled}`);
     // Give the server time to see the connection go, then nothing must be visible or referenced.
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(await liveSiteCount(t), sites);
@@ -569,10 +581,15 @@ describe('archive deploys', () => {
       (await t.ctx.db.kysely.selectFrom('versions').select('id').execute()).length,
       versions.length,
     );
-    // Unreferenced, the blobs it stored are collected once they are older than the grace period.
+    // No temp file is left behind; where a file was stored (S3: each object as it arrives), it is indexed,
+    // and unreferenced, the collector takes it once it is older than the grace period.
+    assert.equal(await tmpFiles(), 0);
+    const indexedByKilled = (await blobRows()) - blobsBefore;
+    assert.equal(indexedByKilled, (await storedBlobs()) - storedBefore);
     t.clock.advance(BLOB_MIN_AGE_MS + 60_000);
     const report = await sweepNow(t);
-    assert.ok(report.blobsDeleted >= storedByKilled, `collected ${report.blobsDeleted}`);
+    assert.ok(report.blobsDeleted >= indexedByKilled, `collected ${report.blobsDeleted}`);
+    assert.equal(await storedBlobs(), storedBefore - (report.blobsDeleted - indexedByKilled));
     // Live sites still serve (the collector took only unreferenced blobs).
     assert.equal((await served(t, slug, '')).status, 200);
   });

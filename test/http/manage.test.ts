@@ -66,10 +66,12 @@ describe('GET /api/v1/publish/:slug and DELETE /api/v1/publish/:slug', () => {
       'siteUrl',
       'slug',
       'status',
+      'takedown',
       'title',
       'updatedAt',
       'versionId',
     ]);
+    assert.equal(res.body.takedown, null, 'not taken down (docs/admin.md)');
     assert.equal(res.body.slug, out.slug);
     assert.equal(res.body.siteUrl, `http://${out.slug}.localhost:${t.port}/`);
     assert.equal(res.body.status, 'active');

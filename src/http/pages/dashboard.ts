@@ -7,6 +7,8 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { describeAccount } from '../../core/account.js';
+import { analyticsEnabled, siteAnalytics, visitorsOfSites } from '../../core/analytics.js';
+import { AUDIT_PAGE_DEFAULT, type AuditEntry, listAudit } from '../../core/audit.js';
 import { type BillingDeps, checkout, portal } from '../../core/billing.js';
 import { addDomain, type DomainDeps, deleteDomain, listDomains, verifyDomain } from '../../core/domains.js';
 import { ApiError } from '../../core/errors.js';
@@ -43,6 +45,7 @@ import {
 import { deleteVariable, listVariables, putVariables, type VariableDeps } from '../../core/variables.js';
 import { cookieValue } from '../../shared/cookies.js';
 import { html, type SafeHtml, timeTag } from '../../shared/html.js';
+import { ANALYTICS_RANGES, type AnalyticsRange, analyticsBody } from './analytics-view.js';
 import { type Form, formOf, sendPage } from './page.js';
 import { formSession, type Session, signInFirst, webSessions } from './session.js';
 
@@ -228,6 +231,10 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
       if (site.status === 'pending')
         reasons.set(site.slug, await siteNotPublishedReason(publishDeps, s.account, site.slug));
     }
+    const visitors = await visitorsOfSites(
+      publishDeps,
+      sites.sites.map((site) => site.slug),
+    );
     const rows = sites.sites.map((site) => {
       const reason = reasons.get(site.slug);
       return html`<tr><td data-label="Site" class="nowrap"><a href="/dashboard/sites/${site.slug}">${site.slug}</a>${
@@ -239,7 +246,7 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
           ? html`<strong>Not published yet</strong> <span class="muted">(${reason ?? 'never finalized'})</span>`
           : site.status
       }</td>
-<td data-label="Files">${site.fileCount}</td><td data-label="Size" class="nowrap">${formatBytes(site.totalSize)}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`;
+<td data-label="Visitors (7 days)"><a href="/dashboard/sites/${site.slug}/analytics" aria-label="Analytics of ${site.slug}">${String(visitors.get(site.slug) ?? 0)}</a></td><td data-label="Files">${site.fileCount}</td><td data-label="Size" class="nowrap">${formatBytes(site.totalSize)}</td><td data-label="Expires">${timeTag(site.expiresAt)}</td></tr>`;
     });
     return sendPage(
       reply,
@@ -252,8 +259,9 @@ export function dashboardPages(deps: DashboardPagesDeps): FastifyPluginAsync {
 ${
   rows.length === 0
     ? html`<p class="muted">No sites yet. Publish one with the CLI or the API (see <a href="/">the home page</a>).</p>`
-    : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Size</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<table class="stack"><thead><tr><th scope="col">Site</th><th scope="col">Status</th><th scope="col">Visitors (7 days)</th><th scope="col">Files</th><th scope="col">Size</th><th scope="col">Expires</th></tr></thead><tbody>${rows}</tbody></table>`
 }
+<p><a href="/dashboard/audit">Activity log</a>: who changed what in this account, from which address, when.</p>
 ${await accountSections(
   deps,
   s,
@@ -329,6 +337,58 @@ ${back}`,
       return dashboardPage(reply, s, web.notice(req, s));
     });
 
+    // The account's audit log (core/audit.ts), newest first, AUDIT_PAGE_DEFAULT a page.
+    app.get('/dashboard/audit', { schema: { hide: true } }, async (req, reply) => {
+      const s = req.webSession;
+      if (!s) return signInFirst(reply, '/dashboard/audit');
+      const q = req.query as { before?: unknown };
+      let entries: AuditEntry[];
+      try {
+        entries = (await listAudit(deps.sessions.db, s.account, { before: q.before })).entries;
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500) entries = [];
+        else throw err;
+      }
+      const who = (e: AuditEntry) =>
+        e.actor.kind === 'key'
+          ? 'API key'
+          : e.actor.kind === 'session'
+            ? 'Dashboard'
+            : e.actor.kind === 'token'
+              ? 'Deploy token'
+              : e.actor.kind === 'operator'
+                ? 'Operator'
+                : 'System';
+      const detail = (e: AuditEntry) =>
+        Object.entries(e.details)
+          .map(
+            ([k, v]) =>
+              `${k}: ${Array.isArray(v) ? v.join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v)}`,
+          )
+          .join('; ');
+      const rows = entries.map(
+        (e) =>
+          html`<tr><td data-label="When" class="nowrap">${timeTag(e.at)}</td><td data-label="Who">${who(e)}${
+            e.actor.id ? html` <span class="muted">${e.actor.id}</span>` : ''
+          }</td><td data-label="From"><code>${e.ip ?? '-'}</code></td><td data-label="What"><code>${e.action}</code> ${e.target}</td><td data-label="Details" class="muted">${detail(e)}</td></tr>`,
+      );
+      const last = entries[entries.length - 1];
+      return sendPage(
+        reply,
+        200,
+        'Activity log',
+        html`<h1>Activity log</h1>
+<p>Every change to your sites, versions, keys, deploy tokens, domains, handle, links, plan, variables (names only) and proxy hosts: who made it, from which address, when. Kept for ${String(deps.sessions.config.auditRetentionDays)} days.</p>
+${
+  rows.length === 0
+    ? html`<p class="muted">Nothing ${q.before ? 'older' : 'recorded yet'}.</p>`
+    : html`<table class="stack"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">From</th><th scope="col">What</th><th scope="col">Details</th></tr></thead><tbody>${rows}</tbody></table>`
+}
+${entries.length === AUDIT_PAGE_DEFAULT && last ? html`<p><a href="/dashboard/audit?before=${last.id}">Older entries</a></p>` : ''}
+<p><a href="/dashboard">Back to the dashboard</a></p>`,
+      );
+    });
+
     app.get('/dashboard/sites/:slug', { schema: { hide: true } }, async (req, reply) => {
       const { slug } = req.params as { slug: string };
       // Not a slug at all (a bad path, whoever asks): a 404 page, not a detour through sign-in.
@@ -361,6 +421,11 @@ ${back}`,
         html`<p><a href="/dashboard">← Your sites</a></p>
 <h1>${slug}</h1>${web.notice(req, s) ?? ''}
 ${
+  site.takedown === null
+    ? ''
+    : html`<p class="warn" role="alert"><strong>Taken down</strong> by the operator of this service ${timeTag(site.takedown.at)}: ${site.takedown.reason}. Every address of this site answers 451 (unavailable); its files are kept. Contact the operator if you think this is a mistake.</p>`
+}
+${
   notPublished === null
     ? ''
     : html`<p class="warn" role="status">Not published yet: ${notPublished}. Nothing is served at its address until a publish of it is finalized.${
@@ -370,6 +435,7 @@ ${
       }</p>`
 }
 <p><a class="url" href="${site.siteUrl}">${site.siteUrl}</a> · ${site.status} · expires ${timeTag(site.expiresAt)} · password ${site.hasPassword ? 'set' : 'none'}</p>
+<p><a href="/dashboard/sites/${slug}/analytics">Analytics: visitors, page views, top pages</a></p>
 <h2>Details</h2>
 <form method="post" action="/dashboard/sites/metadata">${csrf}${slugField}
 <label for="title">Title</label><input id="title" name="title" value="${site.title ?? ''}">
@@ -462,6 +528,15 @@ ${
       });
       return 'Saved.';
     });
+    action(
+      '/dashboard/sites/analytics',
+      (b) => `/dashboard/sites/${encodeURIComponent(b.slug ?? '')}/analytics`,
+      async (s, b) => {
+        const on = b.analytics === 'on';
+        await updateMetadata(publishDeps, s.account, b.slug ?? '', { analytics: on });
+        return on ? 'Counting is on.' : 'Counting is off: new visits are not counted.';
+      },
+    );
     action('/dashboard/sites/password', sitePage, async (s, b) => {
       await updateMetadata(publishDeps, s.account, b.slug ?? '', {
         password: b.clear ? null : (b.password ?? ''),
@@ -512,6 +587,37 @@ ${
         .header('set-cookie', newTokenCookie(slug, sealed, NEW_TOKEN_TTL_S))
         .redirect(newTokenPath(slug), 303);
     });
+    app.get('/dashboard/sites/:slug/analytics', { schema: { hide: true } }, async (req, reply) => {
+      const { slug } = req.params as { slug: string };
+      if (!SLUG_SHAPE.test(slug)) return siteNotFound(reply);
+      const s = req.webSession;
+      if (!s) return signInFirst(reply, encodeURIComponent(req.url));
+      const asked = (req.query as { range?: string }).range;
+      const range: AnalyticsRange = asked === '24h' || asked === '30d' ? asked : '7d';
+      const spec = ANALYTICS_RANGES[range];
+      const now = publishDeps.clock.now();
+      let counting: boolean;
+      try {
+        counting = await analyticsEnabled(publishDeps, s.account, slug);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) return siteNotFound(reply);
+        throw err;
+      }
+      const report = await siteAnalytics(publishDeps, s.account, slug, {
+        from: new Date(now - spec.ms + (spec.granularity === 'hour' ? 3_600_000 : 86_400_000)).toISOString(),
+        to: new Date(now).toISOString(),
+        granularity: spec.granularity,
+      });
+      return sendPage(
+        reply,
+        200,
+        `Analytics of ${slug}`,
+        html`<p><a href="/dashboard/sites/${slug}">← ${slug}</a></p>
+<h1>Analytics of ${slug}</h1>${web.notice(req, s) ?? ''}
+${analyticsBody(report, slug, range, counting, web.csrfField(s.token))}`,
+      );
+    });
+
     app.get('/dashboard/sites/:slug/new-token', { schema: { hide: true } }, async (req, reply) => {
       const { slug } = req.params as { slug: string };
       // Not a slug at all: the 404 page, as the site page answers it.

@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CSS, FAVICON_PATH, FAVICON_SVG, html, layout, type SafeHtml } from '../../shared/html.js';
 import { APP_JS } from './app-script.js';
-import { hashedAsset, NAV, SCRIPT_PATH, STYLESHEET_PATH, sendPage } from './page.js';
+import { abuseContactHtml, hashedAsset, NAV, SCRIPT_PATH, STYLESHEET_PATH, sendPage } from './page.js';
 
 /** Where @fastify/swagger-ui serves swagger-ui's files (only its static/ part is used). */
 const SWAGGER_UI_PREFIX = '/docs/ui';
@@ -38,6 +38,8 @@ export interface PagesConfig {
   baseUrl: string;
   siteDomain: string;
   scheme: string;
+  /** ABUSE_CONTACT (`mailto:...` or an https URL), shown with the report link. */
+  abuseContact?: string | undefined;
 }
 
 function landing(config: PagesConfig): SafeHtml {
@@ -73,7 +75,10 @@ slipway list</code></pre>
 <p>Agents that read plain text: <a href="/llms.txt">/llms.txt</a>. Every endpoint: <a href="/docs">API reference</a>.</p>
 <h2>Secrets stay out of published files</h2>
 <p>Finalize refuses a site whose files expose a key or password, and says how to fix it: store the secret as an
-encrypted site variable and call the API through the site proxy with a <code>{{NAME}}</code> placeholder.</p>`;
+encrypted site variable and call the API through the site proxy with a <code>{{NAME}}</code> placeholder.</p>
+<h2>Abuse</h2>
+<p>Found a site here that is phishing, spreading malware or spam, or infringing copyright?
+<a href="/report">Report it</a>${config.abuseContact ? html`, or write to ${abuseContactHtml(config.abuseContact)}` : ''}.</p>`;
 }
 
 function llmsTxt(config: PagesConfig): string {
@@ -116,6 +121,15 @@ Errors are JSON {error, code, status} with a hint when there is one.
 ## Tools
 CLI: slipway publish <dir> (--json). MCP server: slipway mcp (stdio), tools publish_site, update_site,
 list_sites, get_site, delete_site, set_metadata, claim_site, set_variables, set_proxy_hosts.
+
+## Abuse
+Report a site hosted here: ${base}/report?url=<address> (a form), or POST ${base}/api/v1/reports
+{"url","category":"phishing|malware|spam|copyright|other","details","contact"?} -> 201 {"id"}.${
+    config.abuseContact
+      ? `
+Contact: ${config.abuseContact}`
+      : ''
+  }
 `;
 }
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { APP_CSS, layout, type SafeHtml } from '../../shared/html.js';
+import { APP_CSS, html, layout, type SafeHtml } from '../../shared/html.js';
 import { APP_JS } from './app-script.js';
 
 /** Asset URLs carry their content's hash: a new version is a new URL, so each is cached for a year. */
@@ -68,3 +68,10 @@ export async function registerFormBodies(app: FastifyInstance): Promise<void> {
 
 /** The request's form (empty when it has no body). */
 export const formOf = (req: FastifyRequest): Form => (req.body ?? {}) as Form;
+
+/** ABUSE_CONTACT as people read it: the address of a mailto:, or the URL. */
+export function abuseContactHtml(contact: string | undefined): SafeHtml | '' {
+  if (contact === undefined) return '';
+  const shown = contact.startsWith('mailto:') ? contact.slice('mailto:'.length) : contact;
+  return html`<a href="${contact}">${shown}</a>`;
+}

@@ -51,6 +51,8 @@ export interface WebSessions {
    * (403 page) unless same-site and carrying the CSRF token of its binding (route config `form`).
    */
   guard(app: FastifyInstance): void;
+  /** The request's signed-in session (suspended accounts included), without the guard's checks. */
+  current(req: FastifyRequest): Promise<Session | undefined>;
   /** The pre-sign-in nonce (set on the reply when missing or malformed) for the sign-in forms' token. */
   nonce(req: FastifyRequest, reply: FastifyReply): string;
   /** A new session's cookie on the reply. */
@@ -110,7 +112,22 @@ export function webSessions(deps: SessionDeps): WebSessions {
 
   /** The page plugin's one preHandler: the session for every route, the CSRF check for every form post. */
   async function preHandler(req: FastifyRequest, reply: FastifyReply) {
-    req.webSession = (await session(req)) ?? null;
+    const found = (await session(req)) ?? null;
+    if (found !== null && found.account.suspended_at !== null) {
+      // A suspended account's sessions answer 401 (kept, not ended: lifting the suspension brings them
+      // back); the sign-in pages treat it as signed out, so another account can still sign in.
+      req.webSession = null;
+      if (/^\/log(in|out)(\/|$)/.test(req.routeOptions.url ?? '')) return;
+      return sendPage(
+        reply,
+        401,
+        'Account suspended',
+        html`<h1>This account is suspended</h1><p>The operator of this service suspended it. Its sites,
+API key, deploy tokens and sessions do not work while it is suspended.</p>
+<p>If you think this is a mistake, contact the operator of this service.</p>`,
+      );
+    }
+    req.webSession = found;
     if (req.method === 'GET' || req.method === 'HEAD') return;
     const boundTo =
       req.routeOptions.config.form === 'sign-in'
@@ -120,6 +137,7 @@ export function webSessions(deps: SessionDeps): WebSessions {
   }
 
   return {
+    current: session,
     nonce(req, reply) {
       const existing = cookieValue(req.headers.cookie, nonceName);
       if (existing && NONCE_FORMAT.test(existing)) return existing;

@@ -11,6 +11,7 @@
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { ReuseTally } from '../../core/analytics.js';
 import { hostnameOf } from '../../core/hosts.js';
 import type { SiteRequestHead, SiteResponse } from '../exchange.js';
 import { MEMO_MAX_ENTRY_BYTES, ResponseMemo } from './memo.js';
@@ -35,6 +36,8 @@ export interface SiteFastPathOptions {
   now(): number;
   /** Counts a response answered from the memo (the site server's responses-by-status metric). */
   countResponse(status: number): void;
+  /** Records a memoized response answered again for visitor analytics (the entry's tally, the request). */
+  countReuse?(tally: ReuseTally, req: SiteRequestHead): void;
   /**
    * Connections the fast path reads; any other goes straight to node:http (a plain connection when the
    * service redirects plain HTTP to https). Unset = every connection.
@@ -194,8 +197,14 @@ class Exchange implements SiteRequestHead, SiteResponse {
     this.keepAlive = head.keepAlive;
   }
 
-  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reusableUntil?: number): void {
-    this.conn.send(this, status, headers, body, reusableUntil);
+  send(
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body?: Buffer,
+    reusableUntil?: number,
+    tally?: ReuseTally,
+  ): void {
+    this.conn.send(this, status, headers, body, reusableUntil, tally);
   }
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
@@ -204,6 +213,10 @@ class Exchange implements SiteRequestHead, SiteResponse {
 
   get destroyed(): boolean {
     return this.conn.socket.destroyed;
+  }
+
+  get socket(): Socket {
+    return this.conn.socket;
   }
 
   destroy(): void {
@@ -225,6 +238,8 @@ class Http1Connection {
   private done = false;
   /** Responses finished on this connection. */
   private served = 0;
+  /** A memo hit's request as analytics reads it: one object per connection, its headers replaced per hit. */
+  private readonly peer: { headers: SiteRequestHeaders; readonly socket: Socket };
   /** Tick of the last byte read, and of the start of the head being awaited. */
   private lastActive: number;
   private headStarted: number;
@@ -235,6 +250,7 @@ class Http1Connection {
   ) {
     this.lastActive = front.tick;
     this.headStarted = front.tick;
+    this.peer = { headers: {}, socket };
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
@@ -290,14 +306,18 @@ class Http1Connection {
           // Memo entries exist only for site hosts (the site server marked them), so a hit needs no routing.
           memoKey = ResponseMemo.key(head.headers.host ?? '', head.url, head.headers['accept-encoding']);
           generation = this.front.options.generation();
-          const wire = memo.get(memoKey, generation, this.front.options.now());
-          if (wire !== undefined) {
+          const hit = memo.get(memoKey, generation, this.front.options.now());
+          if (hit !== undefined) {
             this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
             this.headStarted = this.front.tick;
             this.front.requests++;
             this.front.memoHits++;
             this.front.options.countResponse(200);
-            this.sendWire(head.keepAlive, wire);
+            if (hit.tally !== undefined && this.front.options.countReuse !== undefined) {
+              this.peer.headers = head.headers;
+              this.front.options.countReuse(hit.tally, this.peer);
+            }
+            this.sendWire(head.keepAlive, hit.wire);
             continue;
           }
         }
@@ -378,6 +398,7 @@ class Http1Connection {
     headers: OutgoingHttpHeaders,
     body: Buffer | undefined,
     reusableUntil: number | undefined,
+    tally: ReuseTally | undefined,
   ): void {
     const keepAlive = this.begin(exchange);
     const head = this.head(exchange, status, headers, keepAlive, body?.length ?? 0);
@@ -386,7 +407,7 @@ class Http1Connection {
     } else {
       this.write(head, body);
       if (reusableUntil !== undefined && exchange.memoKey !== null && status === 200) {
-        this.memoize(exchange, headers, body, reusableUntil);
+        this.memoize(exchange, headers, body, reusableUntil, tally);
       }
     }
     this.finish(keepAlive);
@@ -418,7 +439,13 @@ class Http1Connection {
     }
   }
 
-  private memoize(exchange: Exchange, headers: OutgoingHttpHeaders, body: Buffer, until: number): void {
+  private memoize(
+    exchange: Exchange,
+    headers: OutgoingHttpHeaders,
+    body: Buffer,
+    until: number,
+    tally: ReuseTally | undefined,
+  ): void {
     const block = headerBlock(headers);
     const fields = block.hasLength
       ? `${block.text}\r\n`
@@ -428,7 +455,7 @@ class Http1Connection {
     const wire = Buffer.allocUnsafeSlow(fields.length + body.length);
     wire.write(fields, 0, 'latin1');
     body.copy(wire, fields.length);
-    this.front.memo!.set(exchange.memoKey!, { wire, generation: exchange.generation, until });
+    this.front.memo!.set(exchange.memoKey!, { wire, generation: exchange.generation, until, tally });
   }
 
   stream(

@@ -5,6 +5,7 @@
 // than serving 10. Entries are valid for one catalog generation (any change event ends them) and until the
 // site's expiry; memory is bounded like the other caches.
 
+import type { ReuseTally } from '../../core/analytics.js';
 import { ByteLru } from '../lru.js';
 
 export interface MemoEntry {
@@ -13,6 +14,8 @@ export interface MemoEntry {
   readonly generation: number;
   /** Epoch ms after which the entry must not be used (the site's expiry). */
   readonly until: number;
+  /** What answering it again records for visitor analytics (core/analytics.ts); undefined: nothing. */
+  readonly tally: ReuseTally | undefined;
 }
 
 /** Responses larger than this are not memoized (writing them costs far more than the lookups saved). */
@@ -39,14 +42,14 @@ export class ResponseMemo {
     return acceptEncoding === undefined ? `${host}\n${path}` : `${host}\n${path}\n${acceptEncoding}`;
   }
 
-  get(key: string, generation: number, now: number): Buffer | undefined {
+  get(key: string, generation: number, now: number): MemoEntry | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.generation !== generation || entry.until <= now) {
       this.entries.delete(key);
       return undefined;
     }
-    return entry.wire;
+    return entry;
   }
 
   set(key: string, entry: MemoEntry): void {

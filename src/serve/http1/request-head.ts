@@ -15,6 +15,10 @@ export interface SiteRequestHeaders extends IncomingHttpHeaders {
   'if-none-match'?: string;
   'if-modified-since'?: string;
   cookie?: string;
+  /** Read by visitor analytics (core/analytics.ts): bots, the visitor hash, the referrer, the client. */
+  'user-agent'?: string;
+  referer?: string;
+  'x-forwarded-for'?: string;
 }
 
 export interface RequestHead {
@@ -59,6 +63,9 @@ export function parseRequestHead(head: string): RequestHead | null {
     'if-none-match': undefined,
     'if-modified-since': undefined,
     cookie: undefined,
+    'user-agent': undefined,
+    referer: undefined,
+    'x-forwarded-for': undefined,
   };
   const http11 = requestLine[3] === '1';
   let keepAlive = http11;
@@ -76,6 +83,9 @@ export function parseRequestHead(head: string): RequestHead | null {
       case 'if-none-match':
       case 'if-modified-since':
       case 'cookie':
+      case 'user-agent':
+      case 'referer':
+      case 'x-forwarded-for':
         // node:http joins or drops repeated fields by its own rules: let it.
         if (headers[name] !== undefined) return null;
         headers[name] = trimOws(fields, colon + 1, eol);

@@ -470,6 +470,132 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  /** Issue 25: visit counts per site (hour and day rows with a visitor sketch), top keys per day, the day's salt. */
+  '014_analytics': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('analytics_counts')
+        .addColumn('slug', 'text', (c) => c.notNull())
+        .addColumn('granularity', 'text', (c) => c.notNull())
+        .addColumn('start', 'bigint', (c) => c.notNull())
+        .addColumn('page_views', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('not_found', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('bots', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('status_1xx', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('status_2xx', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('status_3xx', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('status_4xx', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('status_5xx', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('visitors', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('sketch', 'text')
+        .addPrimaryKeyConstraint('analytics_counts_pk', ['slug', 'granularity', 'start'])
+        .execute();
+      // Retention deletes by age across sites.
+      await db.schema
+        .createIndex('analytics_counts_start_idx')
+        .on('analytics_counts')
+        .columns(['granularity', 'start'])
+        .execute();
+      await db.schema
+        .createTable('analytics_keys')
+        .addColumn('slug', 'text', (c) => c.notNull())
+        .addColumn('day', 'bigint', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('analytics_keys_pk', ['slug', 'day', 'kind', 'key'])
+        .execute();
+      await db.schema.createIndex('analytics_keys_day_idx').on('analytics_keys').column('day').execute();
+      await db.schema
+        .createTable('analytics_salts')
+        .addColumn('day', 'bigint', (c) => c.primaryKey())
+        .addColumn('salt', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .alterTable('sites')
+        .addColumn('analytics_off', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
+  /**
+   * Issue 26 (operators): a site taken down by an operator (reason and time; its content is kept until an
+   * operator deletes the site), an account suspended (reason and time), and the blocklists (sign-in
+   * addresses and domains, anonymous publishers' addresses and ranges, file hashes).
+   */
+  '015_operators': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('sites').addColumn('takedown_reason', 'text').execute();
+      await db.schema.alterTable('sites').addColumn('takedown_at', 'bigint').execute();
+      await db.schema.alterTable('accounts').addColumn('suspended_reason', 'text').execute();
+      await db.schema.alterTable('accounts').addColumn('suspended_at', 'bigint').execute();
+      await db.schema
+        .createTable('blocks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // One row per kind and value; the finalize check joins version_files.hash on it.
+      await db.schema
+        .createIndex('blocks_kind_value_idx')
+        .on('blocks')
+        .columns(['kind', 'value'])
+        .unique()
+        .execute();
+    },
+  },
+  /**
+   * Issue 26 (the audit log): one row per change to an account's things and per operator action, written
+   * in the change's transaction (core/audit.ts). Read per account newest first; pruned by time.
+   */
+  '016_audit': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text')
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('actor_kind', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text')
+        .addColumn('ip', 'text')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text', (c) => c.notNull())
+        .addColumn('details', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('audit_log_account_idx')
+        .on('audit_log')
+        .columns(['account_id', 'id'])
+        .execute();
+      await db.schema.createIndex('audit_log_at_idx').on('audit_log').column('at').execute();
+    },
+  },
+  /** Issue 26: abuse reports, newest first per status for the operators' list. */
+  '017_reports': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('reports')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('host', 'text', (c) => c.notNull())
+        .addColumn('site_slug', 'text')
+        .addColumn('category', 'text', (c) => c.notNull())
+        .addColumn('details', 'text', (c) => c.notNull())
+        .addColumn('contact', 'text')
+        .addColumn('reporter_ip', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('reports_status_idx')
+        .on('reports')
+        .columns(['status', 'created_at'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

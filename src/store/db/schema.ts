@@ -16,6 +16,9 @@ export interface AccountTable {
    * until this time (ms), then the account is `free` (core/billing.ts effectivePlan); null = no end.
    */
   plan_until: Generated<number | null>;
+  /** Set by an operator (migration 015): its keys, tokens and sessions answer 401, its sites 403. */
+  suspended_at: Generated<number | null>;
+  suspended_reason: Generated<string | null>;
   /** Live sites owned (kept by tables/site.ts in the transaction of every change that moves it). */
   site_count: Generated<number>;
   /** Bytes of the current versions of those sites (CONTRACT "Account"), kept the same way. */
@@ -51,6 +54,11 @@ export interface SiteTable {
   updated_at: number;
   /** Tombstone: a deleted site keeps its row so the slug is never reissued. */
   deleted_at: number | null;
+  /** Taken down by an operator (migration 015): every host of the site answers 451; content is kept. */
+  takedown_at: number | null;
+  takedown_reason: string | null;
+  /** 1 = the owner switched visitor counting off (issue 25). */
+  analytics_off: number;
 }
 
 export interface VersionTable {
@@ -212,6 +220,24 @@ export interface LinkTable {
 }
 
 /** A browser session of the web pages; the cookie's token is never stored, only its SHA-256. */
+/** One recorded change (core/audit.ts): who, from where, when, what. Never a secret or a variable value. */
+export interface AuditTable {
+  /** `aud_<ms, 15 digits><random>`: sorts by time, so it doubles as the page cursor. */
+  id: string;
+  /** The account whose things changed; null for an operator action on no account (a block). */
+  account_id: string | null;
+  at: number;
+  actor_kind: 'key' | 'session' | 'token' | 'operator' | 'system';
+  /** Key or session fingerprint, deploy token id, operator account id; null for the system. */
+  actor_id: string | null;
+  /** The client address (src/core/client-address.ts); null for the system. */
+  ip: string | null;
+  action: string;
+  target: string;
+  /** JSON object. */
+  details: string;
+}
+
 export interface SessionTable {
   token_hash: string;
   account_id: string;
@@ -243,6 +269,18 @@ export interface DeployTokenTable {
   expires_at: number;
   /** When a request last authenticated with it (kept to the minute); null = never used. */
   last_used_at: number | null;
+}
+
+/** An operator's block (core/operators.ts): what it names is refused at sign-in, anonymous publish or finalize. */
+export interface BlockTable {
+  id: string;
+  kind: 'email' | 'email_domain' | 'ip' | 'hash';
+  /** Normalised: lowercased address or domain, an address or CIDR range, 64 lowercase hex digits. */
+  value: string;
+  reason: string;
+  /** The operator's account id; null = written by the system. */
+  created_by: string | null;
+  created_at: number;
 }
 
 /** A webhook endpoint of an account (CONTRACT "Webhooks"); its secret is sealed, never stored in clear. */
@@ -291,7 +329,65 @@ export interface WebhookExpiryNoticeTable {
   created_at: number;
 }
 
+/** An abuse report (issue 26): sent by anyone through POST /api/v1/reports or the /report form. */
+export interface ReportTable {
+  id: string;
+  /** The reported address as sent (an http(s) URL on a site host or an active custom domain). */
+  url: string;
+  /** Its lowercase host. */
+  host: string;
+  /** The site the host names, when it names one (null: a handle or custom-domain host). */
+  site_slug: string | null;
+  category: 'phishing' | 'malware' | 'spam' | 'copyright' | 'other';
+  details: string;
+  contact: string | null;
+  /** The reporter's client address (the rate limit's subject), for the operators. */
+  reporter_ip: string;
+  /** `open` until an operator acts on it. */
+  status: 'open' | 'closed';
+  created_at: number;
+}
+
+/** Visit counts of a site for one hour or one UTC day (core/analytics.ts). */
+export interface AnalyticsCountTable {
+  slug: string;
+  granularity: 'hour' | 'day';
+  /** Epoch ms of the hour or day's start. */
+  start: number;
+  page_views: number;
+  bytes: number;
+  not_found: number;
+  bots: number;
+  status_1xx: number;
+  status_2xx: number;
+  status_3xx: number;
+  status_4xx: number;
+  status_5xx: number;
+  /** Estimate of `sketch` (so lists need not decode sketches). */
+  visitors: number;
+  /** HyperLogLog registers of the visitor hashes (core/hll.ts); null = no page view yet. */
+  sketch: string | null;
+}
+
+/** Page views by path, by referrer host, and 404s by path, of a site's UTC day. */
+export interface AnalyticsKeyTable {
+  slug: string;
+  day: number;
+  kind: string;
+  key: string;
+  count: number;
+}
+
+/** The salt of visitor hashes of the current UTC day (deleted once the day is over). */
+export interface AnalyticsSaltTable {
+  day: number;
+  salt: string;
+}
+
 export interface Database {
+  analytics_counts: AnalyticsCountTable;
+  analytics_keys: AnalyticsKeyTable;
+  analytics_salts: AnalyticsSaltTable;
   accounts: AccountTable;
   login_codes: LoginCodeTable;
   sites: SiteTable;
@@ -314,6 +410,9 @@ export interface Database {
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_expiry_notices: WebhookExpiryNoticeTable;
+  audit_log: AuditTable;
+  reports: ReportTable;
+  blocks: BlockTable;
   /** Kysely's own bookkeeping lives in kysely_migration; listed here only for raw checks. */
   _meta?: { key: Generated<string> };
 }

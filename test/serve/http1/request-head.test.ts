@@ -38,6 +38,10 @@ describe('parseRequestHead accepts', () => {
         range: 'bytes=0-9',
         'if-range': '"abc"',
         cookie: 'a=1; b=2',
+        // Visitor analytics reads these (issue 25).
+        'user-agent': 'test',
+        referer: undefined,
+        'x-forwarded-for': undefined,
       },
     });
     assert.equal(parseRequestHead(head('HEAD / HTTP/1.1', 'Host: x'))?.method, 'HEAD');

@@ -62,6 +62,8 @@ export async function findDeployTokenCaller(
     .innerJoin('accounts as a', 'a.id', 't.account_id')
     .where('t.token_hash', '=', tokenHash)
     .where('s.deleted_at', 'is', null)
+    // A suspended owner's tokens are refused (401) while the suspension lasts.
+    .where('a.suspended_at', 'is', null)
     .select([
       't.id as t_id',
       't.site_slug as t_site_slug',

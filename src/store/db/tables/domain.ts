@@ -95,13 +95,16 @@ export async function deletePendingClaims(db: Executor, domain: string): Promise
 }
 
 /** Drops pending entries added before `cutoff` (epoch ms): unverified claims expire. */
-export async function deleteStalePendingDomains(db: Executor, cutoff: number): Promise<number> {
-  const res = await db
+export function deleteStalePendingDomains(
+  db: Executor,
+  cutoff: number,
+): Promise<Array<{ account_id: string; domain: string }>> {
+  return db
     .deleteFrom('domains')
     .where('status', '=', 'pending')
     .where('created_at', '<', cutoff)
-    .executeTakeFirst();
-  return Number(res.numDeletedRows);
+    .returning(['account_id', 'domain'])
+    .execute();
 }
 
 /**

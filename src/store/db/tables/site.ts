@@ -5,6 +5,7 @@ import type { Executor } from '../db.js';
 import type { Database, SiteTable } from '../schema.js';
 import { addUsage } from './account.js';
 import { deleteAliasesOf } from './alias.js';
+import { deleteSiteAnalytics } from './analytics.js';
 import { deleteSiteDeployTokens } from './deploy-token.js';
 import { deleteLinksWhere } from './link.js';
 import { deleteProxyHosts } from './proxy-host.js';
@@ -35,7 +36,7 @@ export function siteServingRow(
   db: Executor,
   slug: string,
 ): Promise<
-  | Pick<
+  | (Pick<
       SiteRow,
       | 'slug'
       | 'current_version_id'
@@ -45,22 +46,29 @@ export function siteServingRow(
       | 'password_hash'
       | 'expires_at'
       | 'deleted_at'
-    >
+      | 'takedown_at'
+      | 'analytics_off'
+    > & { owner_suspended_at: number | null })
   | undefined
 > {
+  // The owner's suspension rides along (one indexed join): a suspended owner's sites answer 403.
   return db
-    .selectFrom('sites')
+    .selectFrom('sites as s')
+    .leftJoin('accounts as a', 'a.id', 's.owner_id')
     .select([
-      'slug',
-      'current_version_id',
-      'title',
-      'description',
-      'og_image_path',
-      'password_hash',
-      'expires_at',
-      'deleted_at',
+      's.slug',
+      's.current_version_id',
+      's.title',
+      's.description',
+      's.og_image_path',
+      's.password_hash',
+      's.expires_at',
+      's.deleted_at',
+      's.takedown_at',
+      's.analytics_off',
+      'a.suspended_at as owner_suspended_at',
     ])
-    .where('slug', '=', slug)
+    .where('s.slug', '=', slug)
     .executeTakeFirst();
 }
 
@@ -148,6 +156,8 @@ export async function tombstoneSite(trx: Transaction<Database>, slug: string, no
   await deleteProxyHosts(trx, slug);
   await deleteLinksWhere(trx, { slug });
   await deleteSiteDeployTokens(trx, slug);
+  // Its visit counts go with it (counts still in a node's memory arrive later and age out with retention).
+  await deleteSiteAnalytics(trx, slug);
 }
 
 /** Who a site state counts toward, and with how many bytes (its live version's total size). */

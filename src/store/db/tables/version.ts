@@ -182,6 +182,42 @@ export async function touchBlob(
 }
 
 /**
+ * touchBlob for many blobs in one transaction (the archive deploy: one statement per 500 blobs, not two
+ * round trips per file); a blob listed twice is recorded once.
+ */
+export async function touchBlobs(
+  db: Db,
+  blobs: ReadonlyArray<{ hash: string; size: number; now: number; scan?: BlobScanTable }>,
+): Promise<void> {
+  const unique = [...new Map(blobs.map((b) => [b.hash, b])).values()];
+  const scans = unique.flatMap((b) => (b.scan ? [b.scan] : []));
+  await db.transaction(async (trx) => {
+    for (let i = 0; i < unique.length; i += TOUCH_CHUNK_ROWS) {
+      await trx
+        .insertInto('blobs')
+        .values(
+          unique
+            .slice(i, i + TOUCH_CHUNK_ROWS)
+            .map((b) => ({ hash: b.hash, size: b.size, created_at: b.now })),
+        )
+        .onConflict((oc) =>
+          oc.column('hash').doUpdateSet((eb) => ({ created_at: eb.ref('excluded.created_at') })),
+        )
+        .execute();
+    }
+    for (let i = 0; i < scans.length; i += TOUCH_CHUNK_ROWS) {
+      await trx
+        .insertInto('blob_scans')
+        .values(scans.slice(i, i + TOUCH_CHUNK_ROWS))
+        .onConflict((oc) => oc.columns(['hash', 'scanner_version']).doNothing())
+        .execute();
+    }
+  });
+}
+/** Rows per statement of touchBlobs (well under SQLite's and PostgreSQL's bound-parameter limits). */
+const TOUCH_CHUNK_ROWS = 500;
+
+/**
  * Records the expected bytes as stored for every file of a pending version that has none yet: the archive
  * deploy stored each file's bytes (and computed its hash) before the version was made, so the expected
  * hash is the stored one. Returns how many files it set.
@@ -302,13 +338,22 @@ export async function blobPage(
   db: Executor,
   after: string,
   limit: number,
-): Promise<Array<{ hash: string; created_at: number }>> {
+): Promise<Array<{ hash: string; size: number; created_at: number }>> {
   return db
     .selectFrom('blobs')
-    .select(['hash', 'created_at'])
+    .select(['hash', 'size', 'created_at'])
     .where('hash', '>', after)
     .orderBy('hash')
     .limit(limit)
+    .execute();
+}
+
+/** Puts back a row forgetBlobIfUnreferenced removed (its bytes were kept: a backup held deletion). */
+export async function reindexBlob(db: Executor, blob: { hash: string; size: number; created_at: number }) {
+  await db
+    .insertInto('blobs')
+    .values({ hash: blob.hash, size: blob.size, created_at: blob.created_at })
+    .onConflict((oc) => oc.column('hash').doNothing())
     .execute();
 }
 

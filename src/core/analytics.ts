@@ -1,0 +1,604 @@
+// Visitor analytics (issue 25, docs/analytics.md). The site server bumps counters in memory as it answers
+// (AnalyticsCounter.record: Map lookups and additions; page views also hash the visitor); every
+// ANALYTICS_FLUSH_S a flusher takes the counters out and writes them in one transaction of batched
+// statements, adding to the hour and day rows, merging visitor sketches (hll.ts). State exists only for the
+// sites seen since the last flush. Visitors are a keyed hash of (daily salt, site, client address, user
+// agent): the salt lives in the database for its day only (every node and worker of the day uses the same
+// one, so a visitor seen by two nodes is one visitor) and is deleted once the day is over; neither address
+// nor user agent is kept anywhere.
+
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { isbot } from 'isbot';
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import type { Db } from '../store/db/db.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import {
+  type AnalyticsCountRow,
+  analyticsCountRows,
+  analyticsKeyRows,
+  deleteAnalyticsBefore,
+  deleteSaltsBefore,
+  lockAnalytics,
+  readSalt,
+  recentVisitors,
+  storedSketches,
+  upsertAnalyticsCounts,
+  upsertAnalyticsKeys,
+  upsertSalt,
+} from '../store/db/tables/analytics.js';
+import { invalid } from './errors.js';
+import {
+  decodeSketch,
+  emptySketch,
+  encodeSketch,
+  finish,
+  mixInt,
+  mixString,
+  type Sketch,
+  sketchAdd,
+  sketchEstimate,
+  sketchMerge,
+} from './hll.js';
+import { ownedSite } from './publish.js';
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+/** Hour rows are kept this long; day rows for ANALYTICS_RETENTION_DAYS. */
+export const HOURLY_KEEP_MS = 7 * DAY_MS;
+/** Distinct paths (and referrers, 404 paths) counted per site and interval; the rest add up under OTHER_KEY. */
+export const MAX_KEYS_PER_INTERVAL = 100;
+export const OTHER_KEY = '(other)';
+/** Longest path or referrer host kept (longer ones are cut). */
+const MAX_KEY_CHARS = 300;
+/** User agents remembered as bot or not (a Map lookup instead of isbot's regular expression). */
+const BOT_CACHE_MAX = 2000;
+/** Fixed seed of an agent's own hash (the day's salt keys the visitor hash it goes into). */
+const AGENT_SEED = 0x5a17c0de;
+
+/** What a memoized response records when the fast path answers it again (fixed per memo entry). */
+export interface ReuseTally {
+  readonly slug: string;
+  readonly path: string;
+  readonly html: boolean;
+  readonly bytes: number;
+}
+
+/** A site's counts for one hour of one interval. */
+export class SiteTally {
+  pageViews = 0;
+  bytes = 0;
+  notFound = 0;
+  bots = 0;
+  /** Answers by status class: 1xx..5xx at 1..5. */
+  readonly classes = [0, 0, 0, 0, 0, 0];
+  visitors: Sketch | null = null;
+  paths: Map<string, number> | null = null;
+  referrers: Map<string, number> | null = null;
+  notFoundPaths: Map<string, number> | null = null;
+  /** The site's part of the visitor hash under `slugSeed` (the day's seed it was computed with). */
+  slugMix = 0;
+  slugSeed: number | null = null;
+}
+
+/** The counters of one interval: hour start -> slug -> tally. */
+export type Interval = Map<number, Map<string, SiteTally>>;
+
+function bump(map: Map<string, number> | null, key: string, by = 1): Map<string, number> {
+  const m = map ?? new Map<string, number>();
+  const had = m.get(key);
+  if (had !== undefined) m.set(key, had + by);
+  else if (m.size < MAX_KEYS_PER_INTERVAL)
+    m.set(key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key, by);
+  else m.set(OTHER_KEY, (m.get(OTHER_KEY) ?? 0) + by);
+  return m;
+}
+
+/** Host of a Referer value (`https://host:port/...` -> `host`), lowercased; '' when it has none. */
+export function referrerHost(referer: string): string {
+  const start = referer.indexOf('//');
+  if (start < 0) return '';
+  let end = start + 2;
+  while (end < referer.length) {
+    const c = referer.charCodeAt(end);
+    if (c === 0x2f || c === 0x3f || c === 0x23) break;
+    end++;
+  }
+  const at = referer.lastIndexOf('@', end);
+  const from = at > start ? at + 1 : start + 2;
+  // The port goes (an IPv6 literal `[...]` keeps its colons).
+  const colon = referer.charCodeAt(from) === 0x5b ? -1 : referer.indexOf(':', from);
+  return referer.slice(from, colon >= 0 && colon < end ? colon : end).toLowerCase();
+}
+
+/** Whether `host` (a referrer's, lowercase) is the request's own Host (a link inside the site). */
+function isOwnHost(own: string | undefined, host: string): boolean {
+  if (own === undefined) return false;
+  const colon = own.charCodeAt(0) === 0x5b ? -1 : own.indexOf(':'); // an IPv6 literal keeps its colons
+  return (colon < 0 ? own : own.slice(0, colon)).toLowerCase() === host;
+}
+
+/** The node's (or worker's) counters since the last flush, and the day's salt. */
+export class AnalyticsCounter {
+  private interval: Interval = new Map();
+  private hourStart = -1;
+  private hourEnd = -1;
+  private hourMap: Map<string, SiteTally> = new Map();
+  /**
+   * What each user agent seen lately is: a bot (-1), or a browser and the hash of its text (the visitor
+   * hash mixes that number in rather than the ~120 characters of the field on every page view).
+   */
+  private readonly agents = new Map<string, number>();
+  private lastAgent = '';
+  private lastAgentCode = -1;
+  /** The last page view's visitor (its tally, seed, address and agent): see record(). */
+  private readonly lastVisit: {
+    tally: SiteTally | null;
+    seed: number | null;
+    address: string;
+    agent: number;
+  } = {
+    tally: null,
+    seed: null,
+    address: '',
+    agent: -1,
+  };
+  /** The day the seeds belong to, and the seeds (from the day's salt). */
+  private saltDay = -1;
+  private seed1 = 0;
+  private seed2 = 0;
+  /** Asked for the salt of a new day (set by the flusher). */
+  onNewDay: (day: number) => void = () => {};
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Uses `salt` (16+ bytes) for visitor hashes of `day` (epoch ms of its 00:00 UTC). */
+  setSalt(day: number, salt: Buffer): void {
+    if (day < this.saltDay) return;
+    this.saltDay = day;
+    this.seed1 = salt.readInt32BE(0);
+    this.seed2 = salt.readInt32BE(4) ^ salt.readInt32BE(8) ^ salt.readInt32BE(12);
+    this.lastVisit.tally = null;
+  }
+
+  private tallyFor(slug: string, now: number): SiteTally {
+    if (now >= this.hourEnd || now < this.hourStart) {
+      this.hourStart = now - (now % HOUR_MS);
+      this.hourEnd = this.hourStart + HOUR_MS;
+      let map = this.interval.get(this.hourStart);
+      if (map === undefined) {
+        map = new Map();
+        this.interval.set(this.hourStart, map);
+      }
+      this.hourMap = map;
+    }
+    let t = this.hourMap.get(slug);
+    if (t === undefined) {
+      t = new SiteTally();
+      this.hourMap.set(slug, t);
+    }
+    return t;
+  }
+
+  isBot(ua: string | undefined): boolean {
+    return this.agent(ua) < 0;
+  }
+
+  /** -1 for a bot (or no user agent: browsers always send one), else the agent text's hash (>= 0). */
+  private agent(ua: string | undefined): number {
+    if (ua === undefined || ua === '') return -1;
+    // A page and its files come from one browser one after another: comparing with the last agent's text
+    // costs less than hashing the field's ~120 characters for the map.
+    if (ua === this.lastAgent) return this.lastAgentCode;
+    let code = this.agents.get(ua);
+    if (code === undefined) {
+      code = isbot(ua) ? -1 : finish(mixString(AGENT_SEED, ua));
+      if (this.agents.size >= BOT_CACHE_MAX) this.agents.clear();
+      this.agents.set(ua, code);
+    }
+    this.lastAgent = ua;
+    this.lastAgentCode = code;
+    return code;
+  }
+
+  /**
+   * One answer of site `slug`: `path` as requested (below the host, no query), `html` when it is an HTML
+   * document (a file or the viewer page), `bytes` of body sent, `address` the client's.
+   */
+  record(
+    slug: string,
+    status: number,
+    bytes: number,
+    path: string,
+    html: boolean,
+    get: boolean,
+    headers: IncomingHttpHeaders,
+    address: string,
+  ): void {
+    const now = this.clock.now();
+    const t = this.tallyFor(slug, now);
+    t.bytes += bytes;
+    const cls = (status / 100) | 0;
+    if (cls >= 1 && cls <= 5) t.classes[cls]! += 1;
+    const agent = this.agent(headers['user-agent']);
+    if (agent < 0) {
+      t.bots++;
+      return;
+    }
+    if (status === 404) {
+      t.notFound++;
+      t.notFoundPaths = bump(t.notFoundPaths, path);
+      return;
+    }
+    if (status !== 200 || !html || !get) return;
+    t.pageViews++;
+    t.paths = bump(t.paths, path);
+    const referer = headers.referer;
+    if (referer !== undefined) {
+      const host = referrerHost(referer);
+      if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
+    }
+    const day = now - (now % DAY_MS);
+    if (day !== this.saltDay) {
+      // First page view of a new day on this node: until the day's shared salt arrives, a local one.
+      this.setSalt(day, randomBytes(16));
+      this.onNewDay(day);
+    }
+    // One keyed 32-bit hash of (salt, site, address, agent): its top 10 bits pick the register, the other
+    // 22 give the rank. The site's part is kept per tally and the agent's per agent, so a page view hashes
+    // only the address's few characters.
+    if (t.slugSeed !== this.seed1) {
+      t.slugMix = mixString(this.seed1, slug);
+      t.slugSeed = this.seed1;
+    }
+    // The same visitor's next page: the same hash, already in this tally's sketch (adding it is a no-op).
+    if (
+      t === this.lastVisit.tally &&
+      t.slugSeed === this.lastVisit.seed &&
+      address === this.lastVisit.address &&
+      agent === this.lastVisit.agent
+    )
+      return;
+    const h = finish(mixInt(mixString(t.slugMix, address), agent) ^ this.seed2);
+    t.visitors ??= emptySketch();
+    sketchAdd(t.visitors, h);
+    this.lastVisit.tally = t;
+    this.lastVisit.seed = t.slugSeed;
+    this.lastVisit.address = address;
+    this.lastVisit.agent = agent;
+  }
+
+  /** Takes the counters out (the next requests start a new interval). */
+  take(): Interval {
+    const out = this.interval;
+    this.interval = new Map();
+    this.hourMap = new Map();
+    this.hourStart = -1;
+    this.hourEnd = -1;
+    return out;
+  }
+
+  /** Puts back an interval that could not be written (added to what came since). */
+  restore(old: Interval): void {
+    for (const [hour, sites] of old) {
+      let map = this.interval.get(hour);
+      if (map === undefined) {
+        map = new Map();
+        this.interval.set(hour, map);
+      }
+      for (const [slug, t] of sites) {
+        const into = map.get(slug);
+        if (into === undefined) map.set(slug, t);
+        else mergeTally(into, t);
+      }
+    }
+    this.hourMap = new Map();
+    this.hourStart = -1;
+    this.hourEnd = -1;
+  }
+
+  /** Sites with counts since the last flush (memory is proportional to this). */
+  get pendingSites(): number {
+    let n = 0;
+    for (const m of this.interval.values()) n += m.size;
+    return n;
+  }
+}
+
+function mergeTally(into: SiteTally, t: SiteTally): void {
+  into.pageViews += t.pageViews;
+  into.bytes += t.bytes;
+  into.notFound += t.notFound;
+  into.bots += t.bots;
+  for (let i = 0; i < 6; i++) into.classes[i]! += t.classes[i]!;
+  if (t.visitors !== null) {
+    into.visitors ??= emptySketch();
+    sketchMerge(into.visitors, t.visitors);
+  }
+  for (const [k, v] of t.paths ?? []) into.paths = bump(into.paths, k, v);
+  for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v);
+  for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v);
+}
+
+// ---- the flusher -------------------------------------------------------------------------------------
+
+export interface AnalyticsDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Loads (creating it if it is the first) the salt of `day`, shared by every node through the database. */
+export async function daySalt(db: Db, day: number): Promise<Buffer> {
+  await upsertSalt(db.kysely, day, randomBytes(16).toString('base64'));
+  const stored = await readSalt(db.kysely, day);
+  return Buffer.from(stored!, 'base64');
+}
+
+/**
+ * Writes one interval in one transaction: hour and day rows add the counts and merge the sketches, key
+ * rows add their counts. Either all of it is stored or none (a failed flush is retried with the next).
+ */
+export async function writeInterval(db: Db, interval: Interval): Promise<void> {
+  if (interval.size === 0) return;
+  const slugs = new Set<string>();
+  const starts = new Set<number>();
+  for (const [hour, sites] of interval) {
+    starts.add(hour);
+    starts.add(hour - (hour % DAY_MS));
+    for (const slug of sites.keys()) slugs.add(slug);
+  }
+  await db.transaction(async (trx) => {
+    // Sketches are read, merged and written back: one flush at a time across nodes (SQLite's write lock
+    // does it there; PostgreSQL takes an advisory lock for the transaction).
+    if (db.dialect === 'postgres') await lockAnalytics(trx);
+    const stored = await storedSketches(trx, [...slugs], [...starts]);
+    const rows = new Map<string, AnalyticsCountRow>();
+    const sketches = new Map<string, Sketch>();
+    const keys = new Map<string, { slug: string; day: number; kind: string; key: string; count: number }>();
+    const add = (slug: string, granularity: 'hour' | 'day', start: number, t: SiteTally) => {
+      const id = `${slug}\n${granularity}\n${start}`;
+      let row = rows.get(id);
+      if (row === undefined) {
+        row = {
+          slug,
+          granularity,
+          start,
+          page_views: 0,
+          bytes: 0,
+          not_found: 0,
+          bots: 0,
+          status_1xx: 0,
+          status_2xx: 0,
+          status_3xx: 0,
+          status_4xx: 0,
+          status_5xx: 0,
+          visitors: 0,
+          sketch: null,
+        };
+        rows.set(id, row);
+      }
+      row.page_views += t.pageViews;
+      row.bytes += t.bytes;
+      row.not_found += t.notFound;
+      row.bots += t.bots;
+      row.status_1xx += t.classes[1]!;
+      row.status_2xx += t.classes[2]!;
+      row.status_3xx += t.classes[3]!;
+      row.status_4xx += t.classes[4]!;
+      row.status_5xx += t.classes[5]!;
+      if (t.visitors !== null) {
+        let s = sketches.get(id);
+        if (s === undefined) {
+          s = decodeSketch(stored.get(id) ?? null);
+          sketches.set(id, s);
+        }
+        sketchMerge(s, t.visitors);
+      }
+    };
+    const addKeys = (slug: string, day: number, kind: string, map: Map<string, number> | null) => {
+      for (const [key, count] of map ?? []) {
+        const id = `${slug}\n${day}\n${kind}\n${key}`;
+        const had = keys.get(id);
+        if (had !== undefined) had.count += count;
+        else keys.set(id, { slug, day, kind, key, count });
+      }
+    };
+    for (const [hour, sites] of interval) {
+      const day = hour - (hour % DAY_MS);
+      for (const [slug, t] of sites) {
+        add(slug, 'hour', hour, t);
+        add(slug, 'day', day, t);
+        addKeys(slug, day, 'path', t.paths);
+        addKeys(slug, day, 'referrer', t.referrers);
+        addKeys(slug, day, 'notfound', t.notFoundPaths);
+      }
+    }
+    for (const [id, row] of rows) {
+      const s = sketches.get(id);
+      if (s !== undefined) {
+        row.sketch = encodeSketch(s);
+        row.visitors = sketchEstimate(s);
+      }
+    }
+    await upsertAnalyticsCounts(trx, [...rows.values()]);
+    await upsertAnalyticsKeys(trx, [...keys.values()]);
+  });
+}
+
+export interface AnalyticsFlusher {
+  /** Writes what is counted now (also called on graceful shutdown). */
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Flushes `counter` every `intervalMs`; keeps the day's shared salt loaded. */
+export function startAnalyticsFlusher(
+  deps: AnalyticsDeps,
+  counter: AnalyticsCounter,
+  intervalMs: number,
+): AnalyticsFlusher {
+  let running: Promise<void> = Promise.resolve();
+  const loadSalt = (day: number) => {
+    daySalt(deps.db, day)
+      .then((salt) => counter.setSalt(day, salt))
+      .catch((err) => deps.logger.warn({ err: (err as Error).message }, 'analytics salt not loaded'));
+  };
+  counter.onNewDay = loadSalt;
+  const now = deps.clock.now();
+  loadSalt(now - (now % DAY_MS));
+  const flush = (): Promise<void> => {
+    running = running.then(async () => {
+      const interval = counter.take();
+      try {
+        await writeInterval(deps.db, interval);
+      } catch (err) {
+        counter.restore(interval);
+        deps.logger.warn({ err: (err as Error).message }, 'analytics flush failed (kept for the next one)');
+      }
+    });
+    return running;
+  };
+  const timer = setInterval(() => void flush(), intervalMs);
+  timer.unref();
+  return {
+    flush,
+    async stop() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+/** Removes hour rows older than 7 days, day rows and key rows older than `retentionDays`, past salts. */
+export async function sweepAnalytics(db: Db, now: number, retentionDays: number): Promise<number> {
+  const today = now - (now % DAY_MS);
+  await deleteSaltsBefore(db.kysely, today);
+  return deleteAnalyticsBefore(db.kysely, today - HOURLY_KEEP_MS, today - retentionDays * DAY_MS);
+}
+
+// ---- reading -----------------------------------------------------------------------------------------
+
+export interface AnalyticsReport {
+  slug: string;
+  from: string;
+  to: string;
+  granularity: 'hour' | 'day';
+  totals: { pageViews: number; visitors: number; bytes: number; notFound: number; bots: number };
+  series: Array<{ start: string; pageViews: number; visitors: number }>;
+  topPaths: Array<{ path: string; pageViews: number }>;
+  topReferrers: Array<{ host: string; pageViews: number }>;
+  notFoundPaths: Array<{ path: string; count: number }>;
+}
+
+export const TOP_ITEMS = 20;
+
+/** The report of `slug` for [from, to) at `granularity` (instants already checked by the caller). */
+export async function analyticsReport(
+  db: Db,
+  slug: string,
+  from: number,
+  to: number,
+  granularity: 'hour' | 'day',
+): Promise<AnalyticsReport> {
+  const step = granularity === 'hour' ? HOUR_MS : DAY_MS;
+  const first = from - (from % step);
+  const rows = await analyticsCountRows(db.kysely, slug, granularity, first, to);
+  const byStart = new Map(rows.map((r) => [r.start, r]));
+  const series: AnalyticsReport['series'] = [];
+  const all = emptySketch();
+  const totals = { pageViews: 0, visitors: 0, bytes: 0, notFound: 0, bots: 0 };
+  for (let start = first; start < to; start += step) {
+    const r = byStart.get(start);
+    series.push({
+      start: new Date(start).toISOString(),
+      pageViews: r?.page_views ?? 0,
+      visitors: r?.visitors ?? 0,
+    });
+    if (r === undefined) continue;
+    totals.pageViews += r.page_views;
+    totals.bytes += r.bytes;
+    totals.notFound += r.not_found;
+    totals.bots += r.bots;
+    sketchMerge(all, decodeSketch(r.sketch));
+  }
+  totals.visitors = sketchEstimate(all);
+  const keys = await analyticsKeyRows(db.kysely, slug, from - (from % DAY_MS), to);
+  const top = (kind: string) =>
+    keys
+      .filter((k) => k.kind === kind)
+      .sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1))
+      .slice(0, TOP_ITEMS);
+  return {
+    slug,
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
+    granularity,
+    totals,
+    series,
+    topPaths: top('path').map((k) => ({ path: k.key, pageViews: k.count })),
+    topReferrers: top('referrer').map((k) => ({ host: k.key, pageViews: k.count })),
+    notFoundPaths: top('notfound').map((k) => ({ path: k.key, count: k.count })),
+  };
+}
+
+// ---- the owner's endpoint ----------------------------------------------------------------------------
+
+/** Longest range a report covers, by granularity (hour rows exist for 7 days only). */
+export const MAX_HOUR_RANGE_MS = HOURLY_KEEP_MS + DAY_MS;
+export const MAX_DAY_RANGE_DAYS = 800;
+
+export interface AnalyticsQuery {
+  from?: string | undefined;
+  to?: string | undefined;
+  granularity?: string | undefined;
+}
+
+function instant(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms) || ms < 0 || ms > 8.64e15) {
+    throw invalid(`${name} must be an ISO 8601 date or date-time (e.g. 2026-11-01T00:00:00Z)`);
+  }
+  return ms;
+}
+
+/** GET /api/v1/publish/:slug/analytics: the owner's report (default: the last 7 days, by day). */
+/** What the owner's endpoint reads. */
+export type AnalyticsReadDeps = Pick<AnalyticsDeps, 'db' | 'clock'>;
+
+export async function siteAnalytics(
+  deps: AnalyticsReadDeps,
+  account: AccountRow,
+  slug: string,
+  query: AnalyticsQuery,
+): Promise<AnalyticsReport> {
+  await ownedSite(deps, account, slug);
+  const now = deps.clock.now();
+  const to = instant('to', query.to, now);
+  const from = instant('from', query.from, to - 7 * DAY_MS);
+  if (from >= to) throw invalid('from must be before to');
+  const g = query.granularity ?? (to - from <= 2 * DAY_MS ? 'hour' : 'day');
+  if (g !== 'hour' && g !== 'day') throw invalid('granularity must be hour or day');
+  if (g === 'hour' && to - from > MAX_HOUR_RANGE_MS)
+    throw invalid('granularity=hour covers at most 8 days (hourly counts are kept for 7 days)');
+  if (g === 'day' && to - from > MAX_DAY_RANGE_DAYS * DAY_MS)
+    throw invalid(`granularity=day covers at most ${MAX_DAY_RANGE_DAYS} days`);
+  return analyticsReport(deps.db, slug, from, to, g);
+}
+
+/** Whether visits of the owner's site are counted (the dashboard's switch). */
+export async function analyticsEnabled(
+  deps: AnalyticsReadDeps,
+  account: AccountRow,
+  slug: string,
+): Promise<boolean> {
+  return (await ownedSite(deps, account, slug)).analytics_off === 0;
+}
+
+/** Visitors of the last 7 days of each site (the dashboard's site list): daily visitors added up. */
+export function visitorsOfSites(deps: AnalyticsReadDeps, slugs: string[]): Promise<Map<string, number>> {
+  const now = deps.clock.now();
+  return recentVisitors(deps.db.kysely, slugs, now - (now % DAY_MS) - 6 * DAY_MS);
+}
