@@ -28,15 +28,17 @@ const headers = { host: 'demo.localhost', 'user-agent': UA };
 const referred = { host: 'demo.localhost', 'user-agent': UA, referer: 'https://news.example.org/item' };
 const bot = { host: 'demo.localhost', 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1)' };
 console.log('record() per call (one site)');
-perCall('asset (200, not HTML)', (c) => c.record('demo', 200, 11_000, '/app.js', false, true, headers, ''));
+perCall('asset (200, not HTML)', (c) =>
+  c.record('demo', 'h.example', 200, 11_000, '/app.js', false, true, headers, ''),
+);
 perCall('page view, same visitor', (c) =>
-  c.record('demo', 200, 11_000, '/', true, true, headers, '10.0.0.1'),
+  c.record('demo', 'h.example', 200, 11_000, '/', true, true, headers, '10.0.0.1'),
 );
 perCall('page view with a referrer', (c) =>
-  c.record('demo', 200, 11_000, '/', true, true, referred, '10.0.0.1'),
+  c.record('demo', 'h.example', 200, 11_000, '/', true, true, referred, '10.0.0.1'),
 );
-perCall('404', (c) => c.record('demo', 404, 500, '/missing', false, true, headers, ''));
-perCall('bot', (c) => c.record('demo', 200, 11_000, '/', true, true, bot, ''));
+perCall('404', (c) => c.record('demo', 'h.example', 404, 500, '/missing', false, true, headers, ''));
+perCall('bot', (c) => c.record('demo', 'h.example', 200, 11_000, '/', true, true, bot, ''));
 
 gc();
 const before = process.memoryUsage().heapUsed;
@@ -49,6 +51,7 @@ for (let i = 0; i < SITES; i++) {
   const slug = slugs[i]!;
   counter.record(
     slug,
+    `${slug}.h.example`,
     200,
     11_000,
     '/',
@@ -57,8 +60,8 @@ for (let i = 0; i < SITES; i++) {
     headers,
     `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
   );
-  counter.record(slug, 200, 52_000, '/app.js', false, true, headers, '');
-  counter.record(slug, 404, 500, '/missing', false, true, headers, '');
+  counter.record(slug, 'h.example', 200, 52_000, '/app.js', false, true, headers, '');
+  counter.record(slug, 'h.example', 404, 500, '/missing', false, true, headers, '');
 }
 gc();
 const full = process.memoryUsage().heapUsed;

@@ -55,6 +55,7 @@ import {
 } from './lib/serve-sites.js';
 import { runTlsBench } from './lib/serve-tls.js';
 import {
+  BROWSER_UA,
   busyProcesses,
   ensureAptCommands,
   ensureNpmPackage,
@@ -202,9 +203,6 @@ interface ServiceUnderTest {
 const previewTarget = (label: string) => `${label} preview`;
 /** The row name of the copy of the site with visitor counting switched off (`--analytics`). */
 const countingOffTarget = (label: string) => `${label} counting off`;
-/** With `--analytics` every request carries a browser's User-Agent, so page views are counted and hashed. */
-const BROWSER_UA =
-  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 interface Options {
   backends: BackendName[];

@@ -38,7 +38,7 @@ import {
 import { LoadGenerator, type LoadResult, type LoadSpec } from './lib/serve-load.js';
 import { type ProfileSummary, printProfile, summariseProfile } from './lib/serve-profile.js';
 import { seedSites, warmHosts } from './lib/serve-sites.js';
-import { ensureAptCommands, log, pinToCpu, rssMB } from './lib/serve-tools.js';
+import { BROWSER_UA, ensureAptCommands, log, pinToCpu, rssMB } from './lib/serve-tools.js';
 import {
   freePort,
   preferredMode,
@@ -289,6 +289,9 @@ async function main(): Promise<void> {
           connections: CONNECTIONS,
           durationS,
           serverPids: [service.pid],
+          // Visitors' traffic: with a browser's User-Agent every page view is counted for analytics and its
+          // visitor hashed (issue 25: memory with 100,000 sites receiving traffic).
+          headers: { 'User-Agent': BROWSER_UA },
           ...spec,
         });
       await ensureAccounts(HOT_SITES);

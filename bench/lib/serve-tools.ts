@@ -145,3 +145,10 @@ export async function busyProcesses(ours: Set<number>, sampleMs = 1000, minPct =
   }
   return out;
 }
+
+/**
+ * A browser's User-Agent: requests that carry it are visitors' (visitor analytics counts and hashes their
+ * page views); wrk sends none, which analytics counts as a bot.
+ */
+export const BROWSER_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';

@@ -44,11 +44,19 @@ export const AnalyticsReport = Type.Object({
     bytes: Type.Integer({ minimum: 0, description: 'body bytes sent, every answer of the site' }),
     notFound: Type.Integer({ minimum: 0, description: '404 answers to non-bots' }),
     bots: Type.Integer({ minimum: 0, description: 'answers to requests whose user agent is a bot' }),
+    statuses: Type.Object(
+      { '1xx': Count, '2xx': Count, '3xx': Count, '4xx': Count, '5xx': Count },
+      { description: "every answer of the site (bots' included) by status class" },
+    ),
   }),
   series: Type.Array(Type.Object({ start: Timestamp, pageViews: Count, visitors: Count })),
   topPaths: Type.Array(Type.Object({ path: Type.String(), pageViews: Count })),
   topReferrers: Type.Array(Type.Object({ host: Type.String(), pageViews: Count })),
   notFoundPaths: Type.Array(Type.Object({ path: Type.String(), count: Count })),
+  topHosts: Type.Array(Type.Object({ host: Type.String(), pageViews: Count }), {
+    description:
+      "page views by the host they came through: the site's own, its preview and alias hosts, a handle or a custom domain",
+  }),
 });
 export type AnalyticsReport = Static<typeof AnalyticsReport>;
 
@@ -57,7 +65,7 @@ export const getAnalytics = operation({
   url: '/api/v1/publish/:slug/analytics',
   schema: {
     tags: ['analytics'],
-    summary: "The site's visits: page views, visitors, top pages, referrers and 404s",
+    summary: "The site's visits: page views, visitors, top pages, referrers, hosts and 404s",
     description:
       'Counted by the service as it answers (no script, no cookie): see docs/analytics.md. Counts reach ' +
       'this answer within ANALYTICS_FLUSH_S (plus one second). A page view is a 200 HTML answer (or the ' +
@@ -77,7 +85,14 @@ export const getAnalytics = operation({
             from: '2026-11-17T00:00:00.000Z',
             to: '2026-11-19T00:00:00.000Z',
             granularity: 'day',
-            totals: { pageViews: 412, visitors: 131, bytes: 9_830_112, notFound: 7, bots: 58 },
+            totals: {
+              pageViews: 412,
+              visitors: 131,
+              bytes: 9_830_112,
+              notFound: 7,
+              bots: 58,
+              statuses: { '1xx': 0, '2xx': 1304, '3xx': 96, '4xx': 7, '5xx': 0 },
+            },
             series: [
               { start: '2026-11-17T00:00:00.000Z', pageViews: 190, visitors: 64 },
               { start: '2026-11-18T00:00:00.000Z', pageViews: 222, visitors: 71 },
@@ -88,6 +103,10 @@ export const getAnalytics = operation({
             ],
             topReferrers: [{ host: 'news.ycombinator.com', pageViews: 88 }],
             notFoundPaths: [{ path: '/favicon.ico', count: 7 }],
+            topHosts: [
+              { host: 'demo.slipway.example', pageViews: 401 },
+              { host: 'demo--staging.slipway.example', pageViews: 11 },
+            ],
           },
         },
         error: errorExample('INVALID_REQUEST', 400, 'granularity must be hour or day'),

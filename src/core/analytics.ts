@@ -60,6 +60,7 @@ const AGENT_SEED = 0x5a17c0de;
 /** What a memoized response records when the fast path answers it again (fixed per memo entry). */
 export interface ReuseTally {
   readonly slug: string;
+  readonly host: string;
   readonly path: string;
   readonly html: boolean;
   readonly bytes: number;
@@ -77,6 +78,8 @@ export class SiteTally {
   paths: Map<string, number> | null = null;
   referrers: Map<string, number> | null = null;
   notFoundPaths: Map<string, number> | null = null;
+  /** Page views by the host they came through (the site's own, a preview or alias, a handle or domain). */
+  hosts: Map<string, number> | null = null;
   /** The site's part of the visitor hash under `slugSeed` (the day's seed it was computed with). */
   slugMix = 0;
   slugSeed: number | null = null;
@@ -203,11 +206,12 @@ export class AnalyticsCounter {
   }
 
   /**
-   * One answer of site `slug`: `path` as requested (below the host, no query), `html` when it is an HTML
+   * One answer of site `slug` through `host` (hostname, lowercase): `path` as requested (below the host, no query), `html` when it is an HTML
    * document (a file or the viewer page), `bytes` of body sent, `address` the client's.
    */
   record(
     slug: string,
+    host: string,
     status: number,
     bytes: number,
     path: string,
@@ -234,6 +238,7 @@ export class AnalyticsCounter {
     if (status !== 200 || !html || !get) return;
     t.pageViews++;
     t.paths = bump(t.paths, path);
+    t.hosts = bump(t.hosts, host);
     const referer = headers.referer;
     if (referer !== undefined) {
       const host = referrerHost(referer);
@@ -319,6 +324,7 @@ function mergeTally(into: SiteTally, t: SiteTally): void {
   for (const [k, v] of t.paths ?? []) into.paths = bump(into.paths, k, v);
   for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v);
   for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v);
+  for (const [k, v] of t.hosts ?? []) into.hosts = bump(into.hosts, k, v);
 }
 
 // ---- the flusher -------------------------------------------------------------------------------------
@@ -413,6 +419,7 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
         addKeys(slug, day, 'path', t.paths);
         addKeys(slug, day, 'referrer', t.referrers);
         addKeys(slug, day, 'notfound', t.notFoundPaths);
+        addKeys(slug, day, 'host', t.hosts);
       }
     }
     for (const [id, row] of rows) {
@@ -485,11 +492,29 @@ export interface AnalyticsReport {
   from: string;
   to: string;
   granularity: 'hour' | 'day';
-  totals: { pageViews: number; visitors: number; bytes: number; notFound: number; bots: number };
+  totals: {
+    pageViews: number;
+    visitors: number;
+    bytes: number;
+    notFound: number;
+    bots: number;
+    /** Every answer (bots' too) by status class. */
+    statuses: StatusClasses;
+  };
   series: Array<{ start: string; pageViews: number; visitors: number }>;
   topPaths: Array<{ path: string; pageViews: number }>;
   topReferrers: Array<{ host: string; pageViews: number }>;
   notFoundPaths: Array<{ path: string; count: number }>;
+  /** Page views by the host they came through: the site's own, preview and alias hosts, handles, domains. */
+  topHosts: Array<{ host: string; pageViews: number }>;
+}
+
+export interface StatusClasses {
+  '1xx': number;
+  '2xx': number;
+  '3xx': number;
+  '4xx': number;
+  '5xx': number;
 }
 
 export const TOP_ITEMS = 20;
@@ -508,7 +533,8 @@ export async function analyticsReport(
   const byStart = new Map(rows.map((r) => [r.start, r]));
   const series: AnalyticsReport['series'] = [];
   const all = emptySketch();
-  const totals = { pageViews: 0, visitors: 0, bytes: 0, notFound: 0, bots: 0 };
+  const statuses: StatusClasses = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
+  const totals = { pageViews: 0, visitors: 0, bytes: 0, notFound: 0, bots: 0, statuses };
   for (let start = first; start < to; start += step) {
     const r = byStart.get(start);
     series.push({
@@ -521,6 +547,11 @@ export async function analyticsReport(
     totals.bytes += r.bytes;
     totals.notFound += r.not_found;
     totals.bots += r.bots;
+    statuses['1xx'] += r.status_1xx;
+    statuses['2xx'] += r.status_2xx;
+    statuses['3xx'] += r.status_3xx;
+    statuses['4xx'] += r.status_4xx;
+    statuses['5xx'] += r.status_5xx;
     sketchMerge(all, decodeSketch(r.sketch));
   }
   totals.visitors = sketchEstimate(all);
@@ -540,6 +571,7 @@ export async function analyticsReport(
     topPaths: top('path').map((k) => ({ path: k.key, pageViews: k.count })),
     topReferrers: top('referrer').map((k) => ({ host: k.key, pageViews: k.count })),
     notFoundPaths: top('notfound').map((k) => ({ path: k.key, count: k.count })),
+    topHosts: top('host').map((k) => ({ host: k.key, pageViews: k.count })),
   };
 }
 

@@ -84,6 +84,8 @@ interface SiteRequest {
   readonly state: SiteState;
   readonly manifest: VersionManifest;
   readonly mount: SiteMount;
+  /** The request's hostname (lowercase, no port): the site's own, a preview or alias host, a handle or domain. */
+  readonly hostname: string;
   /** Path below the mount, still percent-encoded, without query. */
   readonly sitePath: string;
   /** `?...` of the request, or ''. */
@@ -170,16 +172,23 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       const hostname = knownHostname ?? hostnameOf(req.headers.host);
       const route = this.catalog.hostNow(hostname);
       if (route === undefined) {
-        this.after(req, res, this.catalog.loadHost(hostname), (loaded) => this.serveHost(req, res, loaded));
+        this.after(req, res, this.catalog.loadHost(hostname), (loaded) =>
+          this.serveHost(req, res, loaded, hostname),
+        );
         return;
       }
-      this.serveHost(req, res, route);
+      this.serveHost(req, res, route, hostname);
     } catch (err) {
       this.fail(req, res, err);
     }
   }
 
-  private serveHost(req: SiteRequestHead, response: SiteResponse, route: HostRoute | null): void {
+  private serveHost(
+    req: SiteRequestHead,
+    response: SiteResponse,
+    route: HostRoute | null,
+    hostname: string,
+  ): void {
     const res = route?.preview === true ? new PreviewResponse(response) : response;
     if (route === null) {
       this.sendPage(req, res, this.pages.notFound);
@@ -222,11 +231,11 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     const state = this.catalog.siteNow(mount.slug, mount.versionId);
     if (state === undefined) {
       this.after(req, res, this.catalog.loadSite(mount.slug, mount.versionId), (loaded) =>
-        this.serveSite(req, res, loaded, mount, sitePath, query),
+        this.serveSite(req, res, loaded, mount, hostname, sitePath, query),
       );
       return;
     }
-    this.serveSite(req, res, state, mount, sitePath, query);
+    this.serveSite(req, res, state, mount, hostname, sitePath, query);
   }
 
   private serveSite(
@@ -234,6 +243,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     res: SiteResponse,
     state: SiteState,
     mount: SiteMount,
+    hostname: string,
     sitePath: string,
     query: string,
   ): void {
@@ -289,6 +299,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       state,
       manifest,
       mount,
+      hostname,
       sitePath,
       query,
       protected: isProtected,
@@ -552,6 +563,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     const base = sr.mount.basePath;
     analytics.record(
       sr.mount.slug,
+      sr.hostname,
       status,
       bytes,
       base === '' ? sr.sitePath : base + sr.sitePath,
@@ -578,6 +590,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     const base = sr.mount.basePath;
     return {
       slug: sr.mount.slug,
+      host: sr.hostname,
       path: base === '' ? sr.sitePath : base + sr.sitePath,
       html: isHtml(entry),
       bytes,
@@ -587,6 +600,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   countReuse(tally: ReuseTally, req: SiteRequestHead): void {
     this.deps.analytics?.record(
       tally.slug,
+      tally.host,
       200,
       tally.bytes,
       tally.path,

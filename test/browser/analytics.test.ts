@@ -12,6 +12,7 @@ import { assertPublished, publish } from '../helpers/publish.js';
 let t: TestApp;
 let browser: BrowserHarness;
 let slug: string;
+let previewHost: string;
 const EMAIL = 'analytics-browser@example.com';
 const UA = (n: number) => `Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/13${n}.0`;
 
@@ -19,7 +20,7 @@ before(async () => {
   t = await startTestApp({ ANALYTICS_FLUSH_S: '3600' });
   browser = await startBrowser();
   const key = await signIn(t, EMAIL);
-  slug = assertPublished(
+  const published = assertPublished(
     await publish(
       t,
       {
@@ -29,7 +30,9 @@ before(async () => {
       },
       { key },
     ),
-  ).slug;
+  );
+  slug = published.slug;
+  previewHost = new URL(published.finalize!.body.previewUrl as string).hostname;
   const host = `${slug}.${t.ctx.config.siteHost}`;
   for (let v = 0; v < 3; v++) {
     for (const path of ['/', '/docs/', '/a-rather-long-page-name-for-phones.html', '/missing.png'])
@@ -42,6 +45,8 @@ before(async () => {
         },
       });
   }
+  // The first visitor again, through the version's preview host: one more page view, no new visitor.
+  await rawRequest(t.port, { host: previewHost, path: '/', headers: { 'user-agent': UA(0) } });
   await t.service.analytics!.flush();
 });
 
@@ -71,13 +76,16 @@ for (const mobile of [false, true]) {
       await cell.click();
       await p.page.waitForSelector('svg.chart');
       const totals = await p.page.locator('p.totals').textContent();
-      assert.match(totals ?? '', /3 visitors · 9 page views · 3 not found/);
+      assert.match(totals ?? '', /3 visitors · 10 page views · 3 not found/);
       // One pair of bars per day of the 7 days, drawn by the server.
       assert.equal(await p.page.locator('svg.chart rect').count(), 14);
       const pages = await p.page.locator('table.stack').nth(1).textContent();
       assert.match(pages ?? '', /\/docs\//);
       assert.match(await p.page.content(), /news\.example\.org/);
       assert.match(await p.page.content(), /\/missing\.png/);
+      // Reached at two hosts: the table of hosts shows both.
+      const hosts = await p.page.locator('table.stack').last().textContent();
+      assert.match(hosts ?? '', new RegExp(`${previewHost.replaceAll('.', '\\.')}\\s*1`));
       const overflow = (await p.page.evaluate(
         'document.documentElement.scrollWidth - window.innerWidth',
       )) as number;
@@ -108,7 +116,7 @@ test('the page works without JavaScript, and switches counting off and on', asyn
     await rawRequest(t.port, { host, path: '/', headers: { 'user-agent': UA(9) } });
     await t.service.analytics!.flush();
     await p.page.reload();
-    assert.match((await p.page.locator('p.totals').textContent()) ?? '', /9 page views/);
+    assert.match((await p.page.locator('p.totals').textContent()) ?? '', /10 page views/);
     await p.page.click('text=Switch counting on');
     await p.page.waitForSelector('text=Counting is on.');
     assert.deepEqual(p.errors, []);

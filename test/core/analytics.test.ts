@@ -36,7 +36,7 @@ describe('analytics counter', () => {
     const clock = new MovableClock();
     const c = new AnalyticsCounter(clock);
     const view = (host: string, referer: string) =>
-      c.record('s', 200, 10, '/', true, true, { host, referer, 'user-agent': UA }, '192.0.2.1');
+      c.record('s', 'h.example', 200, 10, '/', true, true, { host, referer, 'user-agent': UA }, '192.0.2.1');
     view('Demo.localhost:8080', 'http://demo.localhost:8080/about');
     view('demo.localhost', 'https://demo.localhost/');
     view('demo.localhost', 'https://demo.l/'); // a prefix of the host is another site
@@ -48,7 +48,7 @@ describe('analytics counter', () => {
   test('at most MAX_KEYS_PER_INTERVAL paths per site; the rest add up under (other)', () => {
     const c = new AnalyticsCounter(new MovableClock());
     for (let i = 0; i < MAX_KEYS_PER_INTERVAL + 50; i++)
-      c.record('s', 404, 0, `/random-${i}`, false, true, { 'user-agent': UA }, '');
+      c.record('s', 'h.example', 404, 0, `/random-${i}`, false, true, { 'user-agent': UA }, '');
     const tally = [...c.take().values()][0]!.get('s')!;
     assert.equal(tally.notFound, MAX_KEYS_PER_INTERVAL + 50);
     assert.equal(tally.notFoundPaths!.size, MAX_KEYS_PER_INTERVAL + 1);
@@ -74,7 +74,8 @@ describe('analytics counter', () => {
 
   test('a failed flush is put back and added to what came since', () => {
     const c = new AnalyticsCounter(new MovableClock());
-    const view = (ua: string) => c.record('s', 200, 5, '/', true, true, { 'user-agent': ua }, '192.0.2.9');
+    const view = (ua: string) =>
+      c.record('s', 'h.example', 200, 5, '/', true, true, { 'user-agent': ua }, '192.0.2.9');
     view(UA);
     view(UA);
     const failed = c.take();

@@ -101,6 +101,9 @@ describe('visitor analytics', () => {
       { pageViews: 6, visitors: 2, notFound: 3, bots: 5 },
     );
     assert.ok(r.totals.bytes > 6 * 20, `bytes ${r.totals.bytes}`);
+    // Every answer by status class, bots' included: 16 OK (HEAD too), the 304, four 404s.
+    assert.deepEqual(r.totals.statuses, { '1xx': 0, '2xx': 16, '3xx': 1, '4xx': 4, '5xx': 0 });
+    assert.deepEqual(r.topHosts, [{ host, pageViews: 6 }]);
     assert.deepEqual(r.topPaths, [
       { path: '/', pageViews: 5 },
       { path: '/about.html', pageViews: 1 },
@@ -134,6 +137,25 @@ describe('visitor analytics', () => {
     assert.equal(again.totals.visitors, 2, 'the browser was already counted today');
   });
 
+  test('page views through a preview host count for the site, and apart by host', async () => {
+    const site = assertPublished(await publish(t, SITE, { key }));
+    const own = `${site.slug}.${t.ctx.config.siteHost}`;
+    const preview = new URL(site.finalize!.body.previewUrl as string).hostname;
+    assert.notEqual(preview, own);
+    // The Host field's case and port do not make another host.
+    for (let i = 0; i < 2; i++) await get('/', { 'user-agent': BROWSER }, 'GET', own);
+    await get('/about.html', { 'user-agent': PHONE }, 'GET', `${preview.toUpperCase()}:${t.port}`);
+    await get('/', { 'user-agent': PHONE }, 'GET', preview);
+    await get('/', { 'user-agent': PHONE }, 'GET', preview);
+    await flush();
+    const r = (await report('', key, site.slug)).body;
+    assert.equal(r.totals.pageViews, 5);
+    assert.deepEqual(r.topHosts, [
+      { host: preview, pageViews: 3 },
+      { host: own, pageViews: 2 },
+    ]);
+  });
+
   test('only the owner reads a site’s analytics; bad queries are 400s', async () => {
     assert.equal((await report('', otherKey)).status, 404);
     const anon = await t.api(`/api/v1/publish/${slug}/analytics`);
@@ -163,7 +185,14 @@ describe('visitor analytics', () => {
     await get('/gone', { 'user-agent': BROWSER }, 'GET', otherHost);
     await flush();
     const off = (await report('', key, other)).body;
-    assert.deepEqual(off.totals, { pageViews: 0, visitors: 0, bytes: 0, notFound: 0, bots: 0 });
+    assert.deepEqual(off.totals, {
+      pageViews: 0,
+      visitors: 0,
+      bytes: 0,
+      notFound: 0,
+      bots: 0,
+      statuses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 },
+    });
     // Another account cannot switch it.
     const foreign = await t.api(`/api/v1/publish/${other}/metadata`, {
       method: 'PATCH',
@@ -275,8 +304,9 @@ describe('visitor analytics', () => {
       const headers = { 'user-agent': `${BROWSER} v${v % 97}`, host: 'x' };
       const address = `10.${(v >> 16) & 255}.${(v >> 8) & 255}.${v & 255}`;
       // Every visitor on one node; every fifth on both (one visitor, not two).
-      nodes[v % 2]!.record(site, 200, 100, '/', true, true, headers, address);
-      if (v % 5 === 0) nodes[(v + 1) % 2]!.record(site, 200, 100, '/', true, true, headers, address);
+      nodes[v % 2]!.record(site, 'h.example', 200, 100, '/', true, true, headers, address);
+      if (v % 5 === 0)
+        nodes[(v + 1) % 2]!.record(site, 'h.example', 200, 100, '/', true, true, headers, address);
     }
     await Promise.all(nodes.map((n) => writeInterval(t.ctx.db, n.take())));
     const r = (await report('', key, site)).body;

@@ -82,6 +82,13 @@ Examples:
               r.notFoundPaths.map((p) => [p.path, String(p.count)]),
             );
           }
+          if (r.topHosts.length > 1) {
+            out.line('');
+            out.table(
+              ['HOST', 'VIEWS'],
+              r.topHosts.map((p) => [p.host, String(p.pageViews)]),
+            );
+          }
         });
       }),
     );

@@ -95,6 +95,16 @@ ${table(
   r.notFoundPaths.map((p) => [p.path, p.count]),
   'No 404s.',
 )}
+${
+  r.topHosts.length > 1
+    ? table(
+        'Hosts',
+        ['Host', 'Views'],
+        r.topHosts.map((p) => [p.host, p.pageViews]),
+        '',
+      )
+    : ''
+}
 <h2>Counting</h2>
 <p class="muted">Visits are counted by the server as it answers: no script, no cookie, nothing stored that identifies a visitor (a visitor is a hash that changes every day). Counts appear within a minute.</p>
 <form method="post" action="/dashboard/sites/analytics">${csrf}<input type="hidden" name="slug" value="${slug}"><input type="hidden" name="analytics" value="${counting ? 'off' : 'on'}"><button class="${counting ? 'secondary' : ''}" type="submit">${counting ? 'Switch counting off' : 'Switch counting on'}</button></form>`;
