@@ -78,11 +78,29 @@ export class SiteTally {
   paths: Map<string, number> | null = null;
   referrers: Map<string, number> | null = null;
   notFoundPaths: Map<string, number> | null = null;
-  /** Page views by the host they came through (the site's own, a preview or alias, a handle or domain). */
+  /**
+   * Page views by the host they came through (the site's own, a preview or alias, a handle or domain): the
+   * first host in two fields (most sites are reached at one: no Map for them), any other in `hosts`.
+   */
+  host: string | null = null;
+  hostViews = 0;
   hosts: Map<string, number> | null = null;
   /** The site's part of the visitor hash under `slugSeed` (the day's seed it was computed with). */
   slugMix = 0;
   slugSeed: number | null = null;
+
+  addHost(host: string, views: number): void {
+    if (this.host === host || this.host === null) {
+      this.host = host;
+      this.hostViews += views;
+    } else this.hosts = bump(this.hosts, host, views);
+  }
+
+  /** Page views by host. */
+  *hostEntries(): Iterable<[string, number]> {
+    if (this.host !== null) yield [this.host, this.hostViews];
+    if (this.hosts !== null) yield* this.hosts;
+  }
 }
 
 /** The counters of one interval: hour start -> slug -> tally. */
@@ -238,7 +256,7 @@ export class AnalyticsCounter {
     if (status !== 200 || !html || !get) return;
     t.pageViews++;
     t.paths = bump(t.paths, path);
-    t.hosts = bump(t.hosts, host);
+    t.addHost(host, 1);
     const referer = headers.referer;
     if (referer !== undefined) {
       const host = referrerHost(referer);
@@ -324,7 +342,7 @@ function mergeTally(into: SiteTally, t: SiteTally): void {
   for (const [k, v] of t.paths ?? []) into.paths = bump(into.paths, k, v);
   for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v);
   for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v);
-  for (const [k, v] of t.hosts ?? []) into.hosts = bump(into.hosts, k, v);
+  for (const [k, v] of t.hostEntries()) into.addHost(k, v);
 }
 
 // ---- the flusher -------------------------------------------------------------------------------------
@@ -403,7 +421,7 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
         sketchMerge(s, t.visitors);
       }
     };
-    const addKeys = (slug: string, day: number, kind: string, map: Map<string, number> | null) => {
+    const addKeys = (slug: string, day: number, kind: string, map: Iterable<[string, number]> | null) => {
       for (const [key, count] of map ?? []) {
         const id = `${slug}\n${day}\n${kind}\n${key}`;
         const had = keys.get(id);
@@ -419,7 +437,7 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
         addKeys(slug, day, 'path', t.paths);
         addKeys(slug, day, 'referrer', t.referrers);
         addKeys(slug, day, 'notfound', t.notFoundPaths);
-        addKeys(slug, day, 'host', t.hosts);
+        addKeys(slug, day, 'host', t.hostEntries());
       }
     }
     for (const [id, row] of rows) {
