@@ -9,7 +9,7 @@
 // Options: --both | --scaleout | --embedded, --skip-sites, --skip-publish, --publish (also without --both),
 // --tls (the HTTPS set instead: the service over TLS vs nginx over TLS vs Caddy -> the service; lib/serve-tls.ts),
 // --workers (the WORKERS set instead: the service with 1 and 2 workers vs nginx with 1 and 2; lib/serve-workers.ts),
-// --analytics (issue 25: adds a copy of the site with visitor counting off beside the counted one, every request
+// --analytics (issue 25: adds the same site with visitor counting switched off around its runs, every request
 // with a browser User-Agent, and a "counting on vs off" ratio per scenario; target >= 0.97x).
 // Environment: BENCH_ROUNDS (6), BENCH_DURATION_S (2), BENCH_SITES_DURATION_S (3), BENCH_CONNECTIONS (50),
 // BENCH_SITES (5000), BENCH_SEED_PARALLEL (32), BENCH_PUBLISH_ROUNDS (3), BENCH_SCENARIOS (page,big,medium,notfound,revalidate),
@@ -181,6 +181,9 @@ interface Target {
   etag?: string;
   /** The scenarios this target runs (default all): the preview host runs the page only. */
   only?: ScenarioName[];
+  /** Run before and after each of its measurements (the counting-off target switches counting off and back). */
+  before?: () => Promise<void>;
+  after?: () => Promise<void>;
 }
 
 /** Whether target `t` runs scenario `s`. */
@@ -196,7 +199,8 @@ interface ServiceUnderTest {
   /** The preview host of the site's live version (`<slug>--<label>.localhost:<port>`). */
   previewHost: string;
   /** `--analytics`: the host of the same files with counting off. */
-  countingOffHost?: string;
+  /** `--analytics`: switches visitor counting of the site on or off. */
+  switchCounting?: (on: boolean) => Promise<void>;
 }
 
 /** The row name of a service's preview host. */
@@ -373,15 +377,14 @@ async function main(): Promise<void> {
       const previewUrl = (versions.body as { versions: Array<{ previewUrl: string }> }).versions[0]!
         .previewUrl;
       const previewHost = new URL(previewUrl).host;
-      let countingOffHost: string | undefined;
-      if (opts.analytics) {
-        const off = await publishSite(client, files);
-        const res = await client.api('PATCH', `/api/v1/publish/${off}/metadata`, { analytics: false });
-        if (res.status !== 200) throw new Error(`switching counting off: ${res.status}`);
-        countingOffHost = `${off}.localhost:${port}`;
-      }
+      // The same site with counting switched off and on again around each of its measurements (a second
+      // site would bring its own differences: an A/A run of two copies differed by 5 % on the page row).
+      const switchCounting = async (on: boolean) => {
+        const res = await client.api('PATCH', `/api/v1/publish/${slug}/metadata`, { analytics: on });
+        if (res.status !== 200) throw new Error(`switching counting ${on ? 'on' : 'off'}: ${res.status}`);
+      };
       services.push({
-        ...(countingOffHost ? { countingOffHost } : {}),
+        ...(opts.analytics ? { switchCounting } : {}),
         label,
         backend,
         service,
@@ -415,13 +418,15 @@ async function main(): Promise<void> {
           only: ['page'],
         },
         // Issue 25: the same files with visitor counting off (the row above counts every request).
-        ...(s.countingOffHost
+        ...(s.switchCounting
           ? [
               {
                 name: countingOffTarget(s.label),
                 url: s.service.url,
-                host: s.countingOffHost,
+                host: s.host,
                 pid: s.service.pid,
+                before: () => s.switchCounting!(false),
+                after: () => s.switchCounting!(true),
               },
             ]
           : []),
@@ -478,7 +483,12 @@ async function main(): Promise<void> {
     };
     log(`warm-up: ${WARMUP_S} s per target and scenario`);
     for (const s of SCENARIOS)
-      for (const t of targets) if (runs(t, s)) await load.run(specFor(t, s, WARMUP_S));
+      for (const t of targets) {
+        if (!runs(t, s)) continue;
+        await t.before?.();
+        await load.run(specFor(t, s, WARMUP_S));
+        await t.after?.();
+      }
 
     const results = new Map<string, LoadResult[]>();
     const key = (s: string, t: string) => `${s}/${t}`;
@@ -487,7 +497,9 @@ async function main(): Promise<void> {
         const line: string[] = [];
         for (const t of roundOrder(targets, r)) {
           if (!runs(t, s)) continue;
+          await t.before?.();
           const res = await measure(specFor(t, s, DURATION_S));
+          await t.after?.();
           const list = results.get(key(s.name, t.name)) ?? [];
           list.push(res);
           results.set(key(s.name, t.name), list);
@@ -688,7 +700,7 @@ async function main(): Promise<void> {
           pass: value >= TARGETS.previewVsLive,
         });
       }
-      if (svc.countingOffHost !== undefined) {
+      if (svc.switchCounting !== undefined) {
         // Issue 25: counting must cost little: within 3 % of the same site with counting off.
         // Each round measures the two back to back (roundOrder), so the median of the rounds' own ratios
         // cancels the machine's drift between rounds; the ratio of the medians is printed beside it.
