@@ -224,8 +224,9 @@ export class AnalyticsCounter {
   }
 
   /**
-   * One answer of site `slug` through `host` (hostname, lowercase): `path` as requested (below the host, no query), `html` when it is an HTML
-   * document (a file or the viewer page), `bytes` of body sent, `address` the client's.
+   * One answer of site `slug` through `host` (its hostname, lowercase, no port): `path` as requested (below
+   * the host, no query), `html` when it is an HTML document (a file or the viewer page), `bytes` of body
+   * sent, `address` the client's.
    */
   record(
     slug: string,
