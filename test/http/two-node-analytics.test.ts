@@ -55,7 +55,13 @@ describe('analytics on two nodes', { timeout: 120_000 }, () => {
     };
     const first = await reach(25);
     assert.equal(first.totals.pageViews, 25);
-    assert.equal(first.totals.visitors, 20);
+    // 20 visitors in 1024 registers: each pair sharing one (random: the day's salt is) counts one less; 190
+    // pairs share a register with 17 % chance, four or more with 0.005 %. Never more than 20: the same
+    // people on the other node are not new visitors.
+    assert.ok(
+      first.totals.visitors >= 17 && first.totals.visitors <= 20,
+      `visitors ${first.totals.visitors}`,
+    );
 
     // B answers 30 more and is killed at once: what it had not flushed is lost, nothing else.
     for (let v = 0; v < 30; v++) await visit(b.port, 100 + v);

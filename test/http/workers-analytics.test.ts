@@ -69,7 +69,10 @@ describe(`analytics with WORKERS=2 on the ${TEST_BACKEND} set`, { timeout: 120_0
     await new Promise((r) => setTimeout(r, 1500));
     const body = await read();
     assert.equal(body.totals.pageViews, 40);
-    // 20 of 1024 registers: the sketch is exact unless two visitors share a register (then 19).
-    assert.ok(Math.abs(body.totals.visitors - 20) <= 1, `visitors ${body.totals.visitors}`);
+    // 20 visitors in 1024 registers: each pair sharing a register counts one less. The day's salt is random,
+    // so the pairs are too: 190 pairs share one with 17 % chance, three or more with 0.1 %, four or more with
+    // 0.005 % (a first version allowed one: it failed CI with 18). One more is a visitor hashed under a
+    // worker's local salt before the day's shared one arrived.
+    assert.ok(body.totals.visitors >= 17 && body.totals.visitors <= 21, `visitors ${body.totals.visitors}`);
   });
 });
