@@ -2,6 +2,7 @@
 // and GET /api/admin/reports (operators only; everyone else gets 404 as for an unknown route).
 
 import { type Static, Type } from 'typebox';
+import { MAX_REASON_CHARS } from '../core/operators.js';
 import {
   DEFAULT_REPORT_LIST,
   MAX_REPORT_CONTACT_CHARS,
@@ -161,6 +162,46 @@ export const listReports = operation({
           },
         },
         error: errorExample('NOT_FOUND', 404, 'No route GET /api/admin/reports'),
+      }),
+    },
+  },
+});
+
+export const CloseReportBody = Type.Object(
+  {
+    reason: Type.String({
+      minLength: 1,
+      maxLength: MAX_REASON_CHARS,
+      description: 'why it is closed without acting on the site (kept in the audit log)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const closeReport = operation({
+  method: 'POST',
+  url: '/api/admin/reports/:id/close',
+  schema: {
+    tags: ['admin'],
+    summary: 'Close an abuse report without acting on the site (operators only)',
+    description:
+      'For a false or settled report: it leaves the open list (GET /api/admin/reports?status=closed lists ' +
+      'it), and the audit log records report.close with the reason. A takedown closes the reports of its ' +
+      'site by itself. Closing a closed report changes nothing. Everyone but the operators gets 404.',
+    security: SECURITY,
+    params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+    body: CloseReportBody,
+    response: {
+      200: Type.Object({ id: Type.String(), status: Type.Literal('closed') }),
+      ...ERRORS,
+    },
+  },
+  config: {
+    api: {
+      examples: () => ({
+        request: { reason: 'The page is the owner’s own bank’s test site (checked with the bank).' },
+        responses: { 200: { id: reportId, status: 'closed' } },
+        error: errorExample('NOT_FOUND', 404, 'No such report.'),
       }),
     },
   },

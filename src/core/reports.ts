@@ -5,12 +5,21 @@
 
 import type { Clock } from '../shared/clock.js';
 import type { Db } from '../store/db/db.js';
-import { insertReport, type ReportRow, reportsByStatus } from '../store/db/tables/report.js';
+import type { AccountRow } from '../store/db/tables/account.js';
+import {
+  closeReportById,
+  findReport,
+  insertReport,
+  type ReportRow,
+  reportsByStatus,
+} from '../store/db/tables/report.js';
 import type { Mailer } from '../store/mail/types.js';
 import type { RateStore } from '../store/rate/types.js';
+import { operatorActor, recordAudit } from './audit.js';
 import { limitKey } from './client-address.js';
-import { ApiError, invalid } from './errors.js';
+import { ApiError, invalid, notFound } from './errors.js';
 import { type HostConfig, mountFor, resolveHost } from './hosts.js';
+import { MAX_REASON_CHARS } from './operators.js';
 import { checkRateLimit } from './rate-limit.js';
 import { newId } from './secrets.js';
 
@@ -232,4 +241,35 @@ export async function listReports(
           },
     openReportsForHost: r.open_for_site,
   }));
+}
+
+/**
+ * An operator closes a report without acting on the site (a false or settled report): it leaves the open
+ * list, and the audit log keeps who closed it and why (a takedown closes its site's reports itself).
+ * Closing a closed report changes nothing.
+ */
+export async function closeReport(
+  deps: Pick<ReportDeps, 'db' | 'clock'>,
+  operator: AccountRow,
+  id: string,
+  input: { reason?: unknown },
+): Promise<{ id: string; status: 'closed' }> {
+  const reason = typeof input.reason === 'string' ? input.reason.trim() : '';
+  if (reason === '') throw invalid('Give a reason for closing the report (it is kept in the audit log).');
+  if (reason.length > MAX_REASON_CHARS)
+    throw invalid(`The reason is at most ${MAX_REASON_CHARS} characters.`);
+  await deps.db.transaction(async (trx) => {
+    const row = await findReport(trx, id);
+    if (row === undefined) throw notFound('No such report.');
+    if (!(await closeReportById(trx, id))) return;
+    await recordAudit(trx, {
+      accountId: null,
+      action: 'report.close',
+      target: id,
+      details: { reason, category: row.category, host: row.host, slug: row.site_slug },
+      at: deps.clock.now(),
+      actor: operatorActor(operator.id),
+    });
+  });
+  return { id, status: 'closed' };
 }

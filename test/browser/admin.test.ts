@@ -81,6 +81,22 @@ for (const mobile of [false, true]) {
       await p.page.waitForSelector('text=Restored');
       assert.equal((await p.page.goto(`${p.siteUrl(slug)}/`))?.status(), 200);
 
+      // A report with nothing to act on is closed without touching the site.
+      const noise = await t.api('/api/v1/reports', {
+        method: 'POST',
+        body: { url: `${p.siteUrl(slug)}/`, category: 'spam', details: 'I do not like it' },
+      });
+      assert.equal(noise.status, 201, noise.text);
+      await p.page.goto(`${p.baseUrl}/admin/reports`);
+      await p.page.click('summary:text-is("Close without acting on the site")');
+      await p.page.fill(`#close-reason-${noise.body.id}`, 'Not abuse');
+      await p.screenshot('admin-report-close');
+      await p.page.check(`#confirm-close-${noise.body.id}`);
+      await p.page.click('button:text-is("Close the report")');
+      await p.page.waitForSelector('text=Report closed.');
+      assert.equal(await p.page.locator('.report').count(), 0);
+      assert.equal((await p.page.goto(`${p.siteUrl(slug)}/`))?.status(), 200, 'the site is untouched');
+
       await p.page.goto(`${p.baseUrl}/admin/blocks`);
       await p.page.selectOption('#kind', 'email_domain');
       await p.page.fill('#value', `spam-${mobile ? 'phone' : 'desk'}.test`);

@@ -105,6 +105,23 @@ describe('slipway admin', () => {
     assert.match(shown.stdout, /site\.takedown/);
     assert.notEqual((await plain.run(['admin', 'audit', '--json'])).code, 0, 'not an operator: refused');
 
+    // Reports: listed, closed without acting (needs --yes without a terminal), then among the closed.
+    const filed = await t.api('/api/v1/reports', {
+      method: 'POST',
+      body: { url: `http://${slug}.${t.ctx.config.siteDomain}/`, category: 'spam', details: 'ads' },
+    });
+    assert.equal(filed.status, 201, filed.text);
+    const open = ok(await op.run(['admin', 'reports', '--json']));
+    assert.deepEqual(
+      open.reports.map((r: { id: string }) => r.id),
+      [filed.body.id],
+    );
+    assert.notEqual((await op.run(['admin', 'close-report', filed.body.id, '--reason', 'ok'])).code, 0);
+    ok(await op.run(['admin', 'close-report', filed.body.id, '--reason', 'not spam', '--yes', '--json']));
+    assert.deepEqual(ok(await op.run(['admin', 'reports', '--json'])).reports, []);
+    const closedList = await op.run(['admin', 'reports', '--closed']);
+    assert.match(closedList.stdout, new RegExp(filed.body.id));
+
     const refused = await plain.run(['admin', 'blocks', '--json']);
     assert.notEqual(refused.code, 0);
     assert.equal(refused.json?.code, 'NOT_FOUND', refused.stdout);

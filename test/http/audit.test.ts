@@ -71,6 +71,8 @@ const AUDITED: Record<string, string[]> = {
   'POST /dashboard/api-key': ['key.regenerate'],
   // Operators (ADMIN_EMAILS): actor operator (their account id), in the owner's log; blocks in no account's.
   'POST /api/admin/sites/:slug/takedown': ['site.takedown'],
+  'POST /api/admin/reports/:id/close': ['report.close'],
+  'POST /admin/reports/close': ['report.close'],
   'DELETE /api/admin/sites/:slug/takedown': ['site.takedown_lift'],
   'DELETE /api/admin/sites/:slug': ['site.delete'],
   'POST /api/admin/accounts/:id/suspend': ['account.suspend'],
@@ -730,6 +732,18 @@ describe('audit log', () => {
       admin(`/accounts/${ownerId}/plan`, { method: 'PUT', body: { plan: 'hobby' } }),
     );
     assert.deepEqual(JSON.parse(plan!.details), { from: 'free', to: 'hobby' });
+    const reportOf = async (about: string) =>
+      (
+        await api('/api/v1/reports', {
+          method: 'POST',
+          body: { url: `http://${about}.${t.ctx.config.siteDomain}/`, category: 'spam', details: 'Ads' },
+        })
+      ).body.id as string;
+    const reportId = await reportOf(await newSite(ownerKey));
+    const [closed] = await step('POST /api/admin/reports/:id/close', byApi(null, reportId), () =>
+      admin(`/reports/${reportId}/close`, { method: 'POST', body: { reason: 'Not spam' } }),
+    );
+    assert.equal(JSON.parse(closed!.details).reason, 'Not spam');
     let blockId = '';
     const [blocked] = await step('POST /api/admin/blocks', byApi(null), async () => {
       const res = await admin('/blocks', {
@@ -808,6 +822,10 @@ describe('audit log', () => {
     assert.equal(JSON.parse(added!.details).blocked, 'bad-audit.example');
     await step('POST /admin/blocks/delete', byPage(null, added!.target), () =>
       form('/admin/blocks/delete', { id: added!.target }),
+    );
+    const pageReport = await reportOf(await newSite(ownerKey));
+    await step('POST /admin/reports/close', byPage(null, pageReport), () =>
+      form('/admin/reports/close', { id: pageReport, reason: 'Settled with the owner' }),
     );
 
     // The operators' audit page: every account's entries, newest first, escaped; 404 to anyone else.

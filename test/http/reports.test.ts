@@ -92,6 +92,53 @@ describe('abuse reports', () => {
     assert.ok(mine.openReportsForHost >= 1);
   });
 
+  test('an operator closes a report without acting on the site; nobody else can', async () => {
+    const filed = await report(
+      { url: siteUrl, category: 'spam', details: 'Looks like ads.' },
+      { 'x-forwarded-for': '198.51.100.40' },
+    );
+    assert.equal(filed.status, 201, filed.text);
+    const id = filed.body.id as string;
+    const close = (body: unknown, key?: string, which = id) =>
+      t.api(`/api/admin/reports/${which}/close`, { method: 'POST', body, ...(key ? { key } : {}) });
+    // Anyone but an operator: the unknown-route 404, and the report stays open.
+    for (const key of [undefined, await keyOf('someone@example.com')]) {
+      const res = await close({ reason: 'x' }, key);
+      assert.equal(res.status, 404, res.text);
+      assert.equal(res.body.error, `No route POST /api/admin/reports/${id}/close`);
+    }
+    const opKey = await keyOf(OPERATOR);
+    for (const bad of [{}, { reason: '' }, { reason: 'x'.repeat(1001) }, { reason: 'ok', extra: 1 }]) {
+      const res = await close(bad, opKey);
+      assert.equal(res.status, 400, `${JSON.stringify(bad).slice(0, 40)}: ${res.text}`);
+      assert.equal(res.body.code, 'INVALID_REQUEST');
+    }
+    assert.equal((await close({ reason: 'ok' }, opKey, 'rpt_nosuchreport')).status, 404);
+    const isOpen = async () =>
+      (await t.api('/api/admin/reports', { key: opKey })).body.reports.some(
+        (r: { id: string }) => r.id === id,
+      );
+    assert.equal(await isOpen(), true);
+
+    const done = await close({ reason: 'Ordinary ads, not spam.' }, opKey);
+    assert.equal(done.status, 200, done.text);
+    assert.deepEqual(done.body, { id, status: 'closed' });
+    assert.equal(await isOpen(), false);
+    const closed = await t.api('/api/admin/reports?status=closed', { key: opKey });
+    assert.equal(closed.body.reports.find((r: { id: string }) => r.id === id)?.status, 'closed');
+    // Closing again changes nothing; the audit log has one entry, with the reason.
+    assert.equal((await close({ reason: 'again' }, opKey)).status, 200);
+    const entries = await t.ctx.db.kysely
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'report.close')
+      .where('target', '=', id)
+      .execute();
+    assert.equal(entries.length, 1);
+    assert.equal(JSON.parse(entries[0]!.details).reason, 'Ordinary ads, not spam.');
+    assert.equal(entries[0]!.account_id, null);
+  });
+
   test('GET /api/admin/reports is an unknown route to anyone but an operator', async () => {
     const unknown = await t.api('/api/admin/no-such-thing');
     const anonymous = await t.api('/api/admin/reports');

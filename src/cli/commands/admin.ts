@@ -31,6 +31,14 @@ interface AuditView {
   target: string;
   accountId: string | null;
 }
+interface ReportView {
+  id: string;
+  url: string;
+  category: string;
+  createdAt: string;
+  site: { slug: string } | null;
+}
+
 interface BlockView {
   id: string;
   kind: string;
@@ -252,6 +260,50 @@ export function registerAdminCommands(admin: Command): void {
       action(async (session, [id]) => {
         const res = await (await session.authed()).call('DELETE', `/api/admin/blocks/${enc(id!)}`);
         session.out.result(res, () => session.out.line(`Removed block ${id}.`));
+      }),
+    );
+
+  admin
+    .command('reports')
+    .description('abuse reports, newest first: open ones (or --closed), with the site each names')
+    .option('--closed', 'closed reports instead of open ones')
+    .action(
+      action<{ closed?: boolean }>(async (session, _args, flags) => {
+        const { out } = session;
+        const res = await (await session.authed()).call<{ reports: ReportView[] }>(
+          'GET',
+          `/api/admin/reports${flags.closed ? '?status=closed' : ''}`,
+        );
+        out.result(res, () => {
+          if (res.reports.length === 0) return out.line(`No ${flags.closed ? 'closed' : 'open'} reports.`);
+          out.table(
+            ['ID', 'CATEGORY', 'SITE', 'URL', 'REPORTED'],
+            res.reports.map((r) => [r.id, r.category, r.site?.slug ?? '-', r.url, formatDate(r.createdAt)]),
+          );
+        });
+      }),
+    );
+
+  admin
+    .command('close-report')
+    .description('close an abuse report without acting on the site (a takedown closes its reports itself)')
+    .argument('<id>', 'the id `slipway admin reports` shows (rpt_...)')
+    .requiredOption('--reason <text>', 'why (kept in the audit log)')
+    .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
+    .action(
+      action<{ reason: string; yes?: boolean }>(async (session, [id], flags) => {
+        const client = await session.authed();
+        await confirmOrRefuse(
+          flags.yes,
+          `close report ${id}`,
+          `Close report ${id} without acting on the site?`,
+        );
+        const res = await client.call<{ id: string; status: 'closed' }>(
+          'POST',
+          `/api/admin/reports/${enc(id!)}/close`,
+          { reason: flags.reason },
+        );
+        session.out.result(res, () => session.out.line(`Closed report ${id}.`));
       }),
     );
 

@@ -26,7 +26,7 @@ import {
   takedownSite,
   unsuspendAccount,
 } from '../../core/operators.js';
-import { listReports, type ReportView } from '../../core/reports.js';
+import { closeReport, listReports, type ReportView } from '../../core/reports.js';
 import type { SessionDeps } from '../../core/sessions.js';
 import { html, type SafeHtml, timeTag } from '../../shared/html.js';
 import { type Form, formOf, sendPage } from './page.js';
@@ -62,8 +62,15 @@ const CATEGORY_LABELS: Record<ReportView['category'], string> = {
 };
 
 /** One abuse report: what was sent (escaped; the URL as text, never a link to a suspect page) and the site. */
-function reportItem(r: ReportView): SafeHtml {
+function reportItem(r: ReportView, csrf: SafeHtml): SafeHtml {
   const site = r.site;
+  const closeForm =
+    r.status !== 'open'
+      ? ''
+      : html`<details><summary>Close without acting on the site</summary>
+<form method="post" action="/admin/reports/close" data-confirm="Close this report without acting on the site?">${csrf}<input type="hidden" name="id" value="${r.id}">
+<label for="close-reason-${r.id}">Reason (kept in the audit log)</label><input id="close-reason-${r.id}" name="reason" required maxlength="1000">
+${confirmBox(`confirm-close-${r.id}`, 'Close this report')}<button type="submit">Close the report</button></form></details>`;
   return html`<li class="report"><p><strong>${CATEGORY_LABELS[r.category]}</strong> · ${timeTag(r.createdAt)} · from <code>${r.reporterIp}</code>${r.contact ? html` · contact <code>${r.contact}</code>` : ''}</p>
 <p><code class="record">${r.url}</code></p>
 <p class="report-details">${r.details}</p>
@@ -71,7 +78,7 @@ function reportItem(r: ReportView): SafeHtml {
     site === null
       ? html`<span class="muted">No site of this service at that address now.</span>`
       : html`Site <a href="/admin/sites/${site.slug}">${site.slug}</a>${site.deleted ? ' (deleted)' : ''}${site.passwordProtected ? ' (password protected)' : ''}, ${site.accountId === null ? 'anonymous' : html`<a href="/admin/accounts/${site.accountId}">owner's account</a>`}, created ${timeTag(site.createdAt)}${r.openReportsForHost > 1 ? html` · <strong>${String(r.openReportsForHost)} open reports</strong> for this address` : ''}`
-  }</p></li>`;
+  }</p>${closeForm}</li>`;
 }
 
 const ACTOR_LABELS: Record<OperatorAuditEntry['actor']['kind'], string> = {
@@ -262,13 +269,14 @@ ${confirmBox('confirm-delete', `Delete ${slug} permanently`)}<button class="dang
       const s = operator(req);
       const closed = (req.query as { status?: unknown }).status === 'closed';
       const list = await listReports(ops.db, { status: closed ? 'closed' : 'open' });
+      const csrf = web.csrfField(s.token);
       return sendPage(
         reply,
         200,
         'Abuse reports',
         html`${adminNav}<h1>Abuse reports</h1>${web.notice(req, s) ?? ''}
-<p>${closed ? html`Closed reports (a takedown closes the reports of its site). <a href="/admin/reports">Open reports</a>` : html`Open reports, newest first; open a site to take it down (that closes its reports). <a href="/admin/reports?status=closed">Closed reports</a>`}</p>
-${list.length === 0 ? html`<p class="muted">No ${closed ? 'closed' : 'open'} reports.</p>` : html`<ul class="reports">${list.map(reportItem)}</ul>`}`,
+<p>${closed ? html`Closed reports (a takedown closes the reports of its site; a report can also be closed without acting). <a href="/admin/reports">Open reports</a>` : html`Open reports, newest first; open a site to take it down (that closes its reports), or close a report without acting on the site. <a href="/admin/reports?status=closed">Closed reports</a>`}</p>
+${list.length === 0 ? html`<p class="muted">No ${closed ? 'closed' : 'open'} reports.</p>` : html`<ul class="reports">${list.map((r) => reportItem(r, csrf))}</ul>`}`,
       );
     });
 
@@ -349,6 +357,7 @@ ${older ? html`<p><a href="${older}">Older entries</a></p>` : ''}`,
     const sitePage = (body: Form) => `/admin/sites/${encodeURIComponent(body.slug ?? '')}`;
     const accountPage = (body: Form) => `/admin/accounts/${encodeURIComponent(body.id ?? '')}`;
     const blocksPage = () => '/admin/blocks';
+    const reportsPage = () => '/admin/reports';
 
     action('/admin/sites/takedown', sitePage, async (s, body) => {
       const r = await takedownSite(ops, s.account, body.slug ?? '', {
@@ -384,6 +393,10 @@ ${older ? html`<p><a href="${older}">Older entries</a></p>` : ''}`,
         reason: body.reason,
       });
       return `Blocked ${b.value}.`;
+    });
+    action('/admin/reports/close', reportsPage, async (s, body) => {
+      await closeReport(ops, s.account, body.id ?? '', { reason: body.reason });
+      return 'Report closed.';
     });
     action('/admin/blocks/delete', blocksPage, async (s, body) => {
       await removeBlock(ops, s.account, body.id ?? '');

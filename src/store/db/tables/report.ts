@@ -21,6 +21,21 @@ export async function closeReportsOfSite(db: Executor, slug: string): Promise<nu
   return Number(res.numUpdatedRows);
 }
 
+export function findReport(db: Executor, id: string): Promise<ReportRow | undefined> {
+  return db.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Closes one open report; whether it was open. */
+export async function closeReportById(db: Executor, id: string): Promise<boolean> {
+  const res = await db
+    .updateTable('reports')
+    .set({ status: 'closed' })
+    .where('id', '=', id)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
 export interface ReportWithSite extends ReportRow {
   site_owner_id: string | null;
   site_created_at: number | null;
