@@ -13,7 +13,7 @@
 // with a browser User-Agent, and a "counting on vs off" ratio per scenario; target >= 0.97x).
 // Environment: BENCH_ROUNDS (6), BENCH_DURATION_S (2), BENCH_SITES_DURATION_S (3), BENCH_CONNECTIONS (50),
 // BENCH_SITES (5000), BENCH_SEED_PARALLEL (32), BENCH_PUBLISH_ROUNDS (3), BENCH_SCENARIOS (page,big,medium,notfound,revalidate),
-// BENCH_MAX_RETRIES (8), BENCH_PIN (1), BENCH_SERVICE_MODE (dist | tsx; default: dist when fresh),
+// BENCH_PEERS (nginx,sirv,node:http; none), BENCH_MAX_RETRIES (8), BENCH_PIN (1), BENCH_SERVICE_MODE (dist | tsx; default: dist when fresh),
 // BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there; the bench prints its top costs).
 
 import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -79,6 +79,8 @@ const MB = 1024 * 1024;
 // Many short interleaved runs beat a few long ones on a shared 2-core machine: the noise comes and goes
 // over tens of seconds, and the median of more rounds shrugs off the rounds it hits.
 const ROUNDS = envInt('BENCH_ROUNDS', 6);
+/** The reference servers run beside the service (`none`: the service alone, e.g. for `--analytics` work). */
+const PEERS = (process.env.BENCH_PEERS ?? 'nginx,sirv,node:http').split(',').map((p) => p.trim());
 const DURATION_S = envInt('BENCH_DURATION_S', 2);
 /** The 10 vs 5000 sites runs are longer: their target includes p99, which needs more samples. */
 const SITES_DURATION_S = envInt('BENCH_SITES_DURATION_S', 3);
@@ -397,12 +399,13 @@ async function main(): Promise<void> {
     }
     const peers: Peer[] = [];
     // nginx answers its 404s with the service's own page: the same bytes for the 404 row.
-    if (!missing.includes('nginx')) peers.push(await startNginx(root, join(tmp, 'nginx'), 1, NOT_FOUND.body));
+    if (!missing.includes('nginx') && PEERS.includes('nginx'))
+      peers.push(await startNginx(root, join(tmp, 'nginx'), 1, NOT_FOUND.body));
     cleanup.push('nginx', () => peers.find((p) => p.name === 'nginx')?.stop() ?? Promise.resolve());
-    peers.push(await startSirv(root, sirvDir));
-    cleanup.push('sirv', () => peers.find((p) => p.name === 'sirv')!.stop());
-    peers.push(await startBareNode(root));
-    cleanup.push('node:http', () => peers.find((p) => p.name === 'node:http')!.stop());
+    if (PEERS.includes('sirv')) peers.push(await startSirv(root, sirvDir));
+    cleanup.push('sirv', () => peers.find((p) => p.name === 'sirv')?.stop() ?? Promise.resolve());
+    if (PEERS.includes('node:http')) peers.push(await startBareNode(root));
+    cleanup.push('node:http', () => peers.find((p) => p.name === 'node:http')?.stop() ?? Promise.resolve());
 
     for (const p of peers) await pin(p.name, p.servingPid);
     const targets: Target[] = [
@@ -665,7 +668,7 @@ async function main(): Promise<void> {
       pass: boolean | null;
     }> = [];
     const rpsOf = (s: ScenarioName, t: string) => summary(s, t).rps;
-    const hasNginx = peers.some((p) => p.name === 'nginx');
+    const ran = (peer: string) => peers.some((p) => p.name === peer);
     for (const svc of services) {
       const n = svc.label;
       const checks: Array<[string, ScenarioName, string, number]> = [
@@ -677,7 +680,7 @@ async function main(): Promise<void> {
         ['304 revalidation vs nginx', 'revalidate', 'nginx', TARGETS.revalidateVsNginx],
       ];
       for (const [what, s, ref, min] of checks) {
-        if ((ref === 'nginx' && !hasNginx) || !SCENARIOS.some((x) => x.name === s)) continue;
+        if (!ran(ref) || !SCENARIOS.some((x) => x.name === s)) continue;
         const value = rpsOf(s, n) / rpsOf(s, ref);
         ratios.push({ what: `${n}: ${what}`, value, target: `>= ${min}x`, pass: value >= min });
         // Per server CPU-second: what the ratio would be if each had its core to itself.
@@ -722,7 +725,7 @@ async function main(): Promise<void> {
           });
         }
       }
-      for (const s of SCENARIOS) {
+      for (const s of ran('node:http') ? SCENARIOS : []) {
         ratios.push({
           what: `${n}: ${s.label} vs bare node:http`,
           value: rpsOf(s.name, n) / rpsOf(s.name, 'node:http'),

@@ -344,7 +344,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
       generation: () => siteServer.generation(),
       now: () => clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
-      countReuse: (tally, req) => siteServer.countReuse(tally, req),
+      countReuse: (tally, req, now) => siteServer.countReuse(tally, req, now),
       ...(redirectPlain ? { servesConnection: isEncrypted } : {}),
       ...(acme !== undefined ? { reservedPrefix: ACME_CHALLENGE_PREFIX } : {}),
     });

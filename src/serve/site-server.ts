@@ -62,7 +62,7 @@ export interface SiteServer {
   /** Counts a response a transport answered from its memo (site responses by status, in /metrics). */
   countResponse(status: number): void;
   /** Records a memoized response answered again for visitor analytics (its `tally`, the request's head). */
-  countReuse(tally: ReuseTally, req: SiteRequestHead): void;
+  countReuse(tally: ReuseTally, req: SiteRequestHead, now: number): void;
   /** Stops listening to change events. */
   close(): void;
 }
@@ -135,7 +135,7 @@ export function createSiteServer(
     countResponse: (status) => {
       server.responses[status]! += 1;
     },
-    countReuse: (tally, req) => server.countReuse(tally, req),
+    countReuse: (tally, req, now) => server.countReuse(tally, req, now),
     close: unsubscribe,
   };
 }
@@ -150,6 +150,9 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private readonly privateReps = new WeakMap<Representation, Representation>();
   private readonly privateHeaders = new WeakMap<OutgoingHttpHeaders, OutgoingHttpHeaders>();
   private readonly outageLog = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
+  /** The last page view's peer address without X-Forwarded-For, and the client address it gave. */
+  private lastPeer = '';
+  private lastVisitor = '';
 
   constructor(
     private readonly deps: SiteServerDeps,
@@ -577,11 +580,16 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   /** The client's address, worked out only for a page view (the one answer that hashes it). */
   private visitorAddress(req: SiteRequestHead, status: number, html: boolean): string {
     if (status !== 200 || !html) return '';
-    return clientAddress(
-      this.deps.config.trustProxy,
-      req.socket?.remoteAddress,
-      req.headers['x-forwarded-for'],
-    );
+    const peer = req.socket?.remoteAddress;
+    const forwardedFor = req.headers['x-forwarded-for'];
+    // Page views come in runs from one peer without a proxy's field: the last answer is kept.
+    if (forwardedFor === undefined && peer === this.lastPeer && peer !== undefined) return this.lastVisitor;
+    const address = clientAddress(this.deps.config.trustProxy, peer, forwardedFor);
+    if (forwardedFor === undefined && peer !== undefined) {
+      this.lastPeer = peer;
+      this.lastVisitor = address;
+    }
+    return address;
   }
 
   /** What the fast path records when it answers this response again from its memo; none if not counted. */
@@ -597,7 +605,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     };
   }
 
-  countReuse(tally: ReuseTally, req: SiteRequestHead): void {
+  countReuse(tally: ReuseTally, req: SiteRequestHead, now: number): void {
     this.deps.analytics?.record(
       tally.slug,
       tally.host,
@@ -608,6 +616,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       true,
       req.headers,
       this.visitorAddress(req, 200, tally.html),
+      now,
     );
   }
 

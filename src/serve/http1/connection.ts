@@ -36,8 +36,11 @@ export interface SiteFastPathOptions {
   now(): number;
   /** Counts a response answered from the memo (the site server's responses-by-status metric). */
   countResponse(status: number): void;
-  /** Records a memoized response answered again for visitor analytics (the entry's tally, the request). */
-  countReuse?(tally: ReuseTally, req: SiteRequestHead): void;
+  /**
+   * Records a memoized response answered again for visitor analytics (the entry's tally, the request, the
+   * clock reading the memo lookup used).
+   */
+  countReuse?(tally: ReuseTally, req: SiteRequestHead, now: number): void;
   /**
    * Connections the fast path reads; any other goes straight to node:http (a plain connection when the
    * service redirects plain HTTP to https). Unset = every connection.
@@ -306,7 +309,8 @@ class Http1Connection {
           // Memo entries exist only for site hosts (the site server marked them), so a hit needs no routing.
           memoKey = ResponseMemo.key(head.headers.host ?? '', head.url, head.headers['accept-encoding']);
           generation = this.front.options.generation();
-          const hit = memo.get(memoKey, generation, this.front.options.now());
+          const now = this.front.options.now();
+          const hit = memo.get(memoKey, generation, now);
           if (hit !== undefined) {
             this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
             this.headStarted = this.front.tick;
@@ -315,7 +319,7 @@ class Http1Connection {
             this.front.options.countResponse(200);
             if (hit.tally !== undefined && this.front.options.countReuse !== undefined) {
               this.peer.headers = head.headers;
-              this.front.options.countReuse(hit.tally, this.peer);
+              this.front.options.countReuse(hit.tally, this.peer, now);
             }
             this.sendWire(head.keepAlive, hit.wire);
             continue;
