@@ -107,87 +107,136 @@ export class ByteLru<K, V> {
   }
 }
 
+/** An entry of a SharedByteLru: in its partition's Map by key, and in the shared eviction order. */
+interface SharedSlot {
+  value: unknown;
+  readonly bytes: number;
+  /** Set on every hit; eviction clears it once (a "second chance") before dropping the entry. */
+  referenced: boolean;
+  readonly partition: LruPartition<unknown>;
+  readonly key: string;
+}
+
 /**
- * One kind of entry in a byte budget shared by several kinds (SharedByteLru): its own keys and byte count,
- * the shared eviction order. Keys are stored with the partition's one-character prefix.
+ * One kind of entry in a byte budget shared by several kinds (SharedByteLru): its own keys (a Map of its
+ * own, so a lookup hashes the caller's key as it is: issue 23 measured a prefixed key, a new string per
+ * request, at 4 % of the site server's CPU on a 404) and byte count, the shared eviction order.
  */
 export class LruPartition<V> {
   /** Bytes charged by this partition's entries. */
   bytes = 0;
+  private readonly slots = new Map<string, SharedSlot>();
 
   constructor(
-    private readonly shared: ByteLru<string, unknown>,
-    private readonly prefix: string,
+    private readonly shared: SharedByteLru,
     /** A value charged more than this is not stored (so one kind cannot take the whole budget at once). */
     readonly maxItemBytes: number,
-    /** Called for every entry of this partition that leaves, with its key without the prefix. */
+    /** Called for every entry of this partition that leaves, with its key. */
     readonly onDrop?: (key: string, value: V) => void,
   ) {}
 
+  /** The cached value (marking it recently used), or undefined. */
   get(key: string): V | undefined {
-    return this.shared.get(this.prefix + key) as V | undefined;
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    slot.referenced = true;
+    return slot.value as V;
   }
 
   /** As ByteLru.set; false (and the key's old value gone) when `bytes` exceeds maxItemBytes. */
   set(key: string, value: V, bytes: number): boolean {
-    if (bytes > this.maxItemBytes) {
-      this.delete(key);
-      return false;
-    }
-    if (!this.shared.set(this.prefix + key, value, bytes)) return false;
+    this.delete(key);
+    if (bytes > this.maxItemBytes || bytes > this.shared.maxBytes) return false;
+    const slot: SharedSlot = {
+      value,
+      bytes,
+      referenced: false,
+      partition: this as LruPartition<unknown>,
+      key,
+    };
+    this.slots.set(key, slot);
     this.bytes += bytes;
+    this.shared.added(slot);
     return true;
   }
 
   delete(key: string): boolean {
-    return this.shared.delete(this.prefix + key);
+    const slot = this.slots.get(key);
+    if (slot === undefined) return false;
+    this.shared.removed(slot);
+    this.dropped(slot);
+    return true;
   }
 
-  /** Drops this partition's entries for which `test` is true (O(every entry of the budget); events are rare). */
+  /** Drops this partition's entries for which `test` is true (O(entries of this partition); events are rare). */
   deleteWhere(test: (key: string, value: V) => boolean): void {
-    const { prefix } = this;
-    this.shared.deleteWhere((k, v) => k.startsWith(prefix) && test(k.slice(prefix.length), v as V));
+    for (const slot of this.slots.values()) {
+      if (test(slot.key, slot.value as V)) {
+        this.shared.removed(slot);
+        this.dropped(slot);
+      }
+    }
   }
 
   clear(): void {
     this.deleteWhere(() => true);
   }
 
-  /** @internal called by SharedByteLru when one of this partition's entries leaves. */
-  dropped(key: string, value: unknown, bytes: number): void {
-    this.bytes -= bytes;
-    this.onDrop?.(key, value as V);
+  /** @internal the entry leaves this partition (deleted here, or evicted by SharedByteLru). */
+  dropped(slot: SharedSlot): void {
+    this.slots.delete(slot.key);
+    this.bytes -= slot.bytes;
+    this.onDrop?.(slot.key, slot.value as V);
   }
 }
 
 /**
- * A ByteLru whose budget several kinds of entry share (the site server's host routes, site states and file
- * bytes): one second-chance order over all of them, so memory goes to whichever kind the traffic reuses,
- * instead of fixed shares that leave one kind's budget idle while another kind misses.
+ * A byte budget several kinds of entry share (the site server's host routes, site states and file bytes):
+ * one second-chance order over all of them, so memory goes to whichever kind the traffic reuses, instead of
+ * fixed shares that leave one kind's budget idle while another kind misses.
  */
 export class SharedByteLru {
-  private readonly partitions = new Map<string, LruPartition<unknown>>();
-  private readonly lru: ByteLru<string, unknown>;
+  private readonly names = new Set<string>();
+  /** Every entry of every partition, oldest first (Set iteration is insertion order). */
+  private readonly order = new Set<SharedSlot>();
+  private usedBytes = 0;
 
-  constructor(readonly maxBytes: number) {
-    this.lru = new ByteLru<string, unknown>(maxBytes, maxBytes, (key, value, bytes) =>
-      this.partitions.get(key[0]!)?.dropped(key.slice(1), value, bytes),
-    );
-  }
+  constructor(readonly maxBytes: number) {}
 
-  /** A partition named by one character (its key prefix). */
+  /** A partition; `name` (one per partition) only tells them apart. */
   partition<V>(
-    prefix: string,
+    name: string,
     maxItemBytes: number = this.maxBytes,
     onDrop?: (key: string, value: V) => void,
   ): LruPartition<V> {
-    if (prefix.length !== 1 || this.partitions.has(prefix)) throw new Error(`bad partition prefix ${prefix}`);
-    const partition = new LruPartition<V>(this.lru, prefix, maxItemBytes, onDrop);
-    this.partitions.set(prefix, partition as LruPartition<unknown>);
-    return partition;
+    if (this.names.has(name)) throw new Error(`partition ${name} exists`);
+    this.names.add(name);
+    return new LruPartition<V>(this, maxItemBytes, onDrop);
   }
 
   get bytes(): number {
-    return this.lru.bytes;
+    return this.usedBytes;
+  }
+
+  /** @internal a partition stored `slot`: charge it, then evict down to the budget (never `slot` itself). */
+  added(slot: SharedSlot): void {
+    this.order.add(slot);
+    this.usedBytes += slot.bytes;
+    while (this.usedBytes > this.maxBytes && this.order.size > 1) {
+      const oldest = this.order.values().next().value as SharedSlot;
+      this.order.delete(oldest);
+      if (oldest === slot || oldest.referenced) {
+        oldest.referenced = false;
+        this.order.add(oldest); // second chance (or the newcomer): back to the young end
+        continue;
+      }
+      this.usedBytes -= oldest.bytes;
+      oldest.partition.dropped(oldest);
+    }
+  }
+
+  /** @internal a partition dropped `slot` itself. */
+  removed(slot: SharedSlot): void {
+    if (this.order.delete(slot)) this.usedBytes -= slot.bytes;
   }
 }

@@ -95,4 +95,20 @@ describe('ByteLru', () => {
     a.clear();
     assert.deepEqual([a.bytes, shared.bytes], [0, 0]);
   });
+
+  test('SharedByteLru: one key in two partitions is two entries; dropping one kind leaves the other', () => {
+    const shared = new SharedByteLru(100);
+    const hosts = shared.partition<string>('h');
+    const sites = shared.partition<string>('s');
+    hosts.set('same', 'host', 10);
+    sites.set('same', 'site', 20);
+    assert.deepEqual([hosts.get('same'), sites.get('same'), shared.bytes], ['host', 'site', 30]);
+    hosts.deleteWhere(() => true);
+    assert.deepEqual([hosts.get('same'), sites.get('same')], [undefined, 'site']);
+    assert.deepEqual([hosts.bytes, sites.bytes, shared.bytes], [0, 20, 20]);
+    // Replacing an entry charges the new size only.
+    sites.set('same', 'site2', 50);
+    assert.deepEqual([sites.bytes, shared.bytes], [50, 50]);
+    assert.throws(() => shared.partition('h'), /exists/);
+  });
 });
