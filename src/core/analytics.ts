@@ -57,13 +57,22 @@ const BOT_CACHE_MAX = 2000;
 /** Fixed seed of an agent's own hash (the day's salt keys the visitor hash it goes into). */
 const AGENT_SEED = 0x5a17c0de;
 
-/** What a memoized response records when the fast path answers it again (fixed per memo entry). */
-export interface ReuseTally {
-  readonly slug: string;
-  readonly host: string;
-  readonly path: string;
-  readonly html: boolean;
-  readonly bytes: number;
+/**
+ * What a memoized response records when the fast path answers it again: fixed per memo entry, plus the
+ * answers given since the counter last folded them into the site's tally (AnalyticsCounter.recordReuse).
+ */
+export class ReuseTally {
+  /** Answers to browsers and to bots not yet in the site's tally. */
+  answers = 0;
+  bots = 0;
+
+  constructor(
+    readonly slug: string,
+    readonly host: string,
+    readonly path: string,
+    readonly html: boolean,
+    readonly bytes: number,
+  ) {}
 }
 
 /** A site's counts for one hour of one interval. */
@@ -146,6 +155,8 @@ export class AnalyticsCounter {
   private hourStart = -1;
   private hourEnd = -1;
   private hourMap: Map<string, SiteTally> = new Map();
+  /** Memo entries with answers not yet in hourMap's tallies (recordReuse), each once. */
+  private pendingReuse: ReuseTally[] = [];
   /** The last tally tallyFor() handed out (in hourMap), and its slug; '' after take() and restore(). */
   private lastSlug = '';
   private lastTally: SiteTally | null = null;
@@ -189,16 +200,25 @@ export class AnalyticsCounter {
   private tallyFor(slug: string, now: number): SiteTally {
     // Answers come in runs for one site: its tally without a Map lookup (the slug is the route's string).
     if (slug === this.lastSlug && now < this.hourEnd && now >= this.hourStart) return this.lastTally!;
-    if (now >= this.hourEnd || now < this.hourStart) {
-      this.hourStart = now - (now % HOUR_MS);
-      this.hourEnd = this.hourStart + HOUR_MS;
-      let map = this.interval.get(this.hourStart);
-      if (map === undefined) {
-        map = new Map();
-        this.interval.set(this.hourStart, map);
-      }
-      this.hourMap = map;
+    if (now >= this.hourEnd || now < this.hourStart) this.enterHour(now);
+    return this.siteTally(slug);
+  }
+
+  /** Counts from here on go to the hour of `now` (what memo answers counted so far go to the hour before). */
+  private enterHour(now: number): void {
+    this.foldReuse();
+    this.hourStart = now - (now % HOUR_MS);
+    this.hourEnd = this.hourStart + HOUR_MS;
+    let map = this.interval.get(this.hourStart);
+    if (map === undefined) {
+      map = new Map();
+      this.interval.set(this.hourStart, map);
     }
+    this.hourMap = map;
+  }
+
+  /** The current hour's tally of `slug`, made when missing. */
+  private siteTally(slug: string): SiteTally {
     let t = this.hourMap.get(slug);
     if (t === undefined) {
       t = new SiteTally();
@@ -270,11 +290,19 @@ export class AnalyticsCounter {
       const host = referrerHost(referer);
       if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
     }
-    const day = now - (now % DAY_MS);
-    if (day !== this.saltDay) {
-      // First page view of a new day on this node: until the day's shared salt arrives, a local one.
-      this.setSalt(day, randomBytes(16));
-      this.onNewDay(day);
+    this.addVisitor(t, slug, address, agent, now);
+  }
+
+  /** A page view's visitor (`agent`: its agent() code, a browser's) into the sketch of `t`, site `slug`'s. */
+  private addVisitor(t: SiteTally, slug: string, address: string, agent: number, now: number): void {
+    // (Two comparisons rather than `now % DAY_MS`: a floating-point remainder is a call per page view.)
+    if (now >= this.saltDay + DAY_MS || now < this.saltDay) {
+      const day = now - (now % DAY_MS);
+      if (day !== this.saltDay) {
+        // First page view of a new day on this node: until the day's shared salt arrives, a local one.
+        this.setSalt(day, randomBytes(16));
+        this.onNewDay(day);
+      }
     }
     // One keyed 32-bit hash of (salt, site, address, agent): its top 10 bits pick the register, the other
     // 22 give the rank. The site's part is kept per tally and the agent's per agent, so a page view hashes
@@ -300,8 +328,55 @@ export class AnalyticsCounter {
     this.lastVisit.agent = agent;
   }
 
+  /**
+   * A memoized answer given again (the fast path's memo, always a GET answered 200): the entry's own
+   * counters go up, folded into the site's tally by take() and at the hour's end, so an asset costs a user
+   * agent check and an addition; a page view also hashes its visitor (and reads its referrer) as record()
+   * does.
+   */
+  recordReuse(r: ReuseTally, headers: IncomingHttpHeaders, address: string, now: number): void {
+    if (now >= this.hourEnd || now < this.hourStart) this.enterHour(now);
+    if (r.answers === 0 && r.bots === 0) this.pendingReuse.push(r);
+    const agent = this.agent(headers['user-agent']);
+    if (agent < 0) {
+      r.bots++;
+      return;
+    }
+    r.answers++;
+    if (!r.html) return;
+    const t = this.tallyFor(r.slug, now);
+    const referer = headers.referer;
+    if (referer !== undefined) {
+      const host = referrerHost(referer);
+      if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
+    }
+    this.addVisitor(t, r.slug, address, agent, now);
+  }
+
+  /** Adds what memo answers counted (recordReuse) to the current hour's tallies. */
+  private foldReuse(): void {
+    const pending = this.pendingReuse;
+    if (pending.length === 0) return;
+    this.pendingReuse = [];
+    for (const r of pending) {
+      const t = this.siteTally(r.slug);
+      const answers = r.answers + r.bots;
+      t.bytes += answers * r.bytes;
+      t.classes[2]! += answers;
+      t.bots += r.bots;
+      if (r.html && r.answers > 0) {
+        t.pageViews += r.answers;
+        t.paths = bump(t.paths, r.path, r.answers);
+        t.addHost(r.host, r.answers);
+      }
+      r.answers = 0;
+      r.bots = 0;
+    }
+  }
+
   /** Takes the counters out (the next requests start a new interval). */
   take(): Interval {
+    this.foldReuse();
     const out = this.interval;
     this.interval = new Map();
     this.forgetHour();
@@ -310,6 +385,7 @@ export class AnalyticsCounter {
 
   /** Puts back an interval that could not be written (added to what came since). */
   restore(old: Interval): void {
+    this.foldReuse();
     for (const [hour, sites] of old) {
       let map = this.interval.get(hour);
       if (map === undefined) {

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { TrustProxy } from '../config.js';
-import type { AnalyticsCounter, ReuseTally } from '../core/analytics.js';
+import { type AnalyticsCounter, ReuseTally } from '../core/analytics.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
 import { type HostRoute, hostnameOf, mountFor, resolveHost, type SiteMount } from '../core/hosts.js';
 import type { PlanOverrides } from '../core/plans.js';
@@ -596,28 +596,17 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private reuseTally(sr: SiteRequest, entry: FileEntry, bytes: number): ReuseTally | undefined {
     if (this.deps.analytics === undefined || sr.state.record!.analyticsOff) return undefined;
     const base = sr.mount.basePath;
-    return {
-      slug: sr.mount.slug,
-      host: sr.hostname,
-      path: base === '' ? sr.sitePath : base + sr.sitePath,
-      html: isHtml(entry),
+    return new ReuseTally(
+      sr.mount.slug,
+      sr.hostname,
+      base === '' ? sr.sitePath : base + sr.sitePath,
+      isHtml(entry),
       bytes,
-    };
+    );
   }
 
   countReuse(tally: ReuseTally, req: SiteRequestHead, now: number): void {
-    this.deps.analytics?.record(
-      tally.slug,
-      tally.host,
-      200,
-      tally.bytes,
-      tally.path,
-      tally.html,
-      true,
-      req.headers,
-      this.visitorAddress(req, 200, tally.html),
-      now,
-    );
+    this.deps.analytics?.recordReuse(tally, req.headers, this.visitorAddress(req, 200, tally.html), now);
   }
 
   // ---- errors and pages --------------------------------------------------------------------------

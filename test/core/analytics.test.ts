@@ -1,5 +1,6 @@
 // The analytics counter's pieces (issue 25): referrer hosts, the key lists' bound, sketches that survive
-// storage and merge, and a failed flush put back without losing or doubling anything.
+// storage and merge, a failed flush put back without losing or doubling anything, and the fast path's memo
+// answers counted per entry and folded into the right hour.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -7,6 +8,7 @@ import {
   AnalyticsCounter,
   MAX_KEYS_PER_INTERVAL,
   OTHER_KEY,
+  ReuseTally,
   referrerHost,
 } from '../../src/core/analytics.js';
 import {
@@ -86,5 +88,53 @@ describe('analytics counter', () => {
     assert.equal(tally.bytes, 15);
     assert.equal(sketchEstimate(tally.visitors!), 2);
     assert.equal(c.take().size, 0);
+  });
+
+  test('memo answers (recordReuse) count as record() does, each in the hour it was given, never twice', () => {
+    const clock = new MovableClock();
+    clock.set(Date.UTC(2026, 10, 25, 9, 59, 0));
+    const c = new AnalyticsCounter(clock);
+    // A fixed salt: the two visitors' hashes fall in different registers (a random one: 1 in 1024 do not).
+    c.setSalt(Date.UTC(2026, 10, 25), Buffer.alloc(16, 7));
+    const page = new ReuseTally('s', 'h.example', '/', true, 100);
+    const asset = new ReuseTally('s', 'h.example', '/app.js', false, 40);
+    const other = new ReuseTally('t', 't.example', '/', true, 7);
+    const answer = (r: ReuseTally, ua: string, address: string, referer?: string) =>
+      c.recordReuse(
+        r,
+        { host: 'h.example', 'user-agent': ua, ...(referer ? { referer } : {}) },
+        r.html ? address : '',
+        clock.now(),
+      );
+    // 09:59: two visitors' page views, an asset, a bot, a view of another site with a referrer.
+    answer(page, UA, '192.0.2.1');
+    answer(page, UA, '192.0.2.1');
+    answer(page, `${UA} other`, '192.0.2.2');
+    answer(asset, UA, '');
+    answer(page, 'Googlebot/2.1 (+http://www.google.com/bot.html)', '192.0.2.3');
+    answer(other, UA, '192.0.2.1', 'https://news.example.org/x');
+    // 10:00: the next hour's view; what was counted before stays in 09:00.
+    clock.advance(60_000);
+    answer(page, UA, '192.0.2.1');
+    const interval = c.take();
+    const nine = interval.get(Date.UTC(2026, 10, 25, 9))!.get('s')!;
+    assert.deepEqual(
+      [nine.pageViews, nine.bots, nine.bytes, nine.classes[2], sketchEstimate(nine.visitors!)],
+      [3, 1, 4 * 100 + 40, 5, 2],
+    );
+    assert.deepEqual([...nine.paths!], [['/', 3]]);
+    assert.deepEqual([...nine.hostEntries()], [['h.example', 3]]);
+    const t = interval.get(Date.UTC(2026, 10, 25, 9))!.get('t')!;
+    assert.deepEqual([t.pageViews, [...t.referrers!]], [1, [['news.example.org', 1]]]);
+    const ten = interval.get(Date.UTC(2026, 10, 25, 10))!.get('s')!;
+    assert.deepEqual([ten.pageViews, ten.bytes, sketchEstimate(ten.visitors!)], [1, 100, 1]);
+    // Taken once: the entries start again from zero, and a failed flush put back is not doubled.
+    assert.equal(c.take().size, 0);
+    answer(asset, UA, '');
+    const failed = c.take();
+    c.restore(failed);
+    answer(asset, UA, '');
+    const again = [...c.take().values()][0]!.get('s')!;
+    assert.deepEqual([again.bytes, again.classes[2], again.pageViews], [80, 2, 0]);
   });
 });
