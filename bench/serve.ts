@@ -13,7 +13,7 @@
 // with a browser User-Agent, and a "counting on vs off" ratio per scenario; target >= 0.97x).
 // Environment: BENCH_ROUNDS (6), BENCH_DURATION_S (2), BENCH_SITES_DURATION_S (3), BENCH_CONNECTIONS (50),
 // BENCH_SITES (5000), BENCH_SEED_PARALLEL (32), BENCH_PUBLISH_ROUNDS (3), BENCH_SCENARIOS (page,big,medium,notfound,revalidate),
-// BENCH_PEERS (nginx,sirv,node:http; none), BENCH_MAX_RETRIES (8), BENCH_PIN (1), BENCH_SERVICE_MODE (dist | tsx; default: dist when fresh),
+// BENCH_PEERS (nginx,sirv,node:http; none), BENCH_ANALYTICS_AA (0; 1: --analytics's off row counts too), BENCH_MAX_RETRIES (8), BENCH_PIN (1), BENCH_SERVICE_MODE (dist | tsx; default: dist when fresh),
 // BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there; the bench prints its top costs).
 
 import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -382,7 +382,10 @@ async function main(): Promise<void> {
       // The same site with counting switched off and on again around each of its measurements (a second
       // site would bring its own differences: an A/A run of two copies differed by 5 % on the page row).
       const switchCounting = async (on: boolean) => {
-        const res = await client.api('PATCH', `/api/v1/publish/${slug}/metadata`, { analytics: on });
+        // BENCH_ANALYTICS_AA=1: an A/A run (the "off" row keeps counting on, with the same PATCHes around
+        // it): what the pairing itself measures when nothing differs.
+        const analytics = on || process.env.BENCH_ANALYTICS_AA === '1';
+        const res = await client.api('PATCH', `/api/v1/publish/${slug}/metadata`, { analytics });
         if (res.status !== 200) throw new Error(`switching counting ${on ? 'on' : 'off'}: ${res.status}`);
       };
       services.push({

@@ -1,6 +1,7 @@
 // Queries of the sites table (a deleted site keeps its row as a tombstone so its slug is never reissued).
 
 import type { Transaction } from 'kysely';
+import { compiledOnce } from '../compiled.js';
 import type { Executor } from '../db.js';
 import type { Database, SiteTable } from '../schema.js';
 import { addUsage } from './account.js';
@@ -32,27 +33,13 @@ export function findLiveSite(db: Executor, slug: string): Promise<SiteRow | unde
 }
 
 /** The fields the site server serves a site by (its record, serve/site-record.ts); deleted sites included. */
-export function siteServingRow(
-  db: Executor,
-  slug: string,
-): Promise<
-  | (Pick<
-      SiteRow,
-      | 'slug'
-      | 'current_version_id'
-      | 'title'
-      | 'description'
-      | 'og_image_path'
-      | 'password_hash'
-      | 'expires_at'
-      | 'deleted_at'
-      | 'takedown_at'
-      | 'analytics_off'
-    > & { owner_suspended_at: number | null })
-  | undefined
-> {
-  // The owner's suspension rides along (one indexed join): a suspended owner's sites answer 403.
-  return db
+export async function siteServingRow(db: Executor, slug: string) {
+  return (await servingRowQuery(db, slug))[0];
+}
+
+// The owner's suspension rides along (one indexed join): a suspended owner's sites answer 403.
+const servingRowQuery = compiledOnce((db, slug) =>
+  db
     .selectFrom('sites as s')
     .leftJoin('accounts as a', 'a.id', 's.owner_id')
     .select([
@@ -68,15 +55,18 @@ export function siteServingRow(
       's.analytics_off',
       'a.suspended_at as owner_suspended_at',
     ])
-    .where('s.slug', '=', slug)
-    .executeTakeFirst();
-}
+    .where('s.slug', '=', slug),
+);
 
 /** Whether a site has this slug: `live`, `deleted` (a retired slug: its row stays), or undefined (none). */
 export async function slugState(db: Executor, slug: string): Promise<'live' | 'deleted' | undefined> {
-  const row = await db.selectFrom('sites').select('deleted_at').where('slug', '=', slug).executeTakeFirst();
+  const row = (await slugStateQuery(db, slug))[0];
   return row === undefined ? undefined : row.deleted_at === null ? 'live' : 'deleted';
 }
+
+const slugStateQuery = compiledOnce((db, slug) =>
+  db.selectFrom('sites').select('deleted_at').where('slug', '=', slug),
+);
 
 /** A new site; `liveBytes` is the total size of `row.current_version_id` (0 when it has none yet). */
 export async function insertSite(trx: Transaction<Database>, row: SiteRow, liveBytes: number): Promise<void> {

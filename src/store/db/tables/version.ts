@@ -2,6 +2,7 @@
 
 import type { QueryCreator, Selectable } from 'kysely';
 import { versionLabel } from '../../../shared/preview-names.js';
+import { compiledOnce } from '../compiled.js';
 import type { Db, Executor } from '../db.js';
 import type { BlobScanTable, Database, VersionFileTable, VersionTable } from '../schema.js';
 import { insertBlobScan } from './blob-scan.js';
@@ -34,9 +35,11 @@ export async function insertVersion(
   }
 }
 
-export function findVersion(db: Executor, id: string): Promise<VersionRow | undefined> {
-  return db.selectFrom('versions').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findVersion(db: Executor, id: string): Promise<VersionRow | undefined> {
+  return (await findVersionQuery(db, id))[0];
 }
+
+const findVersionQuery = compiledOnce((db, id) => db.selectFrom('versions').selectAll().where('id', '=', id));
 
 /** The site's pending version (at most one is pending: a new create/update abandons the previous). */
 export function pendingVersionOf(db: Executor, slug: string): Promise<VersionRow | undefined> {
@@ -84,12 +87,15 @@ export function manifestFiles(
   db: Executor,
   versionId: string,
 ): Promise<Pick<VersionFileRow, 'path' | 'size' | 'content_type' | 'hash'>[]> {
-  return db
+  return manifestFilesQuery(db, versionId);
+}
+
+const manifestFilesQuery = compiledOnce((db, versionId) =>
+  db
     .selectFrom('version_files')
     .select(['path', 'size', 'content_type', 'hash'])
-    .where('version_id', '=', versionId)
-    .execute();
-}
+    .where('version_id', '=', versionId),
+);
 
 export function versionFiles(db: Executor, versionId: string): Promise<VersionFileRow[]> {
   return db
