@@ -250,12 +250,24 @@ export async function isSiteOrigin(deps: HostDeps, origin: string, slug: string)
   return route?.mounts.some((m) => m.slug === slug) ?? false;
 }
 
-/** `<label>.<site host>`: the site whose slug is `label` (a deleted one serves nothing), else the handle. */
-async function labelRoute(deps: HostDeps, label: string): Promise<HostRoute | null> {
-  const site = await slugState(deps.db.kysely, label);
+/**
+ * The route of `<label>.<site host>` by the state of a site whose slug is `label` (slugState): that site,
+ * nothing for a retired slug, or undefined when no site has it (the label may be a handle: resolveHost).
+ */
+export function siteLabelRoute(
+  site: 'live' | 'deleted' | undefined,
+  label: string,
+): HostRoute | null | undefined {
   if (site === 'live') return { mounts: [{ slug: label, basePath: '' }] };
   // A retired slug stays retired: no handle can take it (core/handle.ts).
   if (site === 'deleted') return null;
+  return undefined;
+}
+
+/** `<label>.<site host>`: the site whose slug is `label` (a deleted one serves nothing), else the handle. */
+async function labelRoute(deps: HostDeps, label: string): Promise<HostRoute | null> {
+  const route = siteLabelRoute(await slugState(deps.db.kysely, label), label);
+  if (route !== undefined) return route;
   const account = await findAccountByHandle(deps.db.kysely, label);
   if (account === undefined) return null;
   const now = deps.clock.now();

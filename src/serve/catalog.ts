@@ -216,7 +216,9 @@ export class SiteCatalog {
     const load: Load<SiteState> = {
       superseded: false,
       promise: this.readSite(slug, key, versionId).then((state) => {
-        if (!load.superseded) {
+        // No site has this slug: nothing to keep (a label host asks before resolving a handle, and a
+        // flood of random names must not take the budget real sites use).
+        if (!load.superseded && state.record !== null) {
           const bytes = SITE_STATE_BYTES + (state.manifest?.estimatedBytes ?? 0);
           if (this.sites.set(key, state, bytes) && versionId !== undefined) {
             const keys = this.previewKeysBySlug.get(slug);

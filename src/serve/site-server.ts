@@ -11,7 +11,15 @@ import type { Registry } from 'prom-client';
 import type { TrustProxy } from '../config.js';
 import { type AnalyticsCounter, ReuseTally } from '../core/analytics.js';
 import { clientAddress, limitKey } from '../core/client-address.js';
-import { type HostRoute, hostnameOf, mountFor, resolveHost, type SiteMount } from '../core/hosts.js';
+import {
+  type HostRoute,
+  hostnameOf,
+  mountFor,
+  parseHost,
+  resolveHost,
+  type SiteMount,
+  siteLabelRoute,
+} from '../core/hosts.js';
 import type { PlanOverrides } from '../core/plans.js';
 import type { ChangeBus } from '../shared/events.js';
 import { LogThrottle } from '../shared/log-throttle.js';
@@ -124,7 +132,19 @@ export function createSiteServer(
     logger: deps.logger,
     clock: deps.clock,
     cacheBytes,
-    resolveHost: (hostname) => resolveHost(deps, hostname),
+    resolveHost: async (hostname) => {
+      // A site's own host: the site's record, which the request loads next anyway, tells whether it is
+      // live; one lookup fewer per miss than resolving the host apart (issue 23). Other labels (handles),
+      // previews and domains resolve as core/hosts.ts says.
+      const name = parseHost(hostname, deps.config.siteHost);
+      if (name?.kind === 'label') {
+        const { record } = await catalog.loadSite(name.label);
+        const site = record === null ? undefined : record.deleted ? 'deleted' : 'live';
+        const route = siteLabelRoute(site, name.label);
+        if (route !== undefined) return route;
+      }
+      return resolveHost(deps, hostname);
+    },
   });
   const unsubscribe = deps.changes.subscribe((change) => catalog.invalidate(change));
   const server = new SiteRequestHandler(deps, catalog);

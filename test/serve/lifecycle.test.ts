@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { rawRequest, startTestApp, type TestApp } from '../helpers/app.js';
 import {
   addPendingVersion,
   deleteSite,
@@ -151,5 +151,23 @@ describe('site cache bound (SERVE_CACHE_MB=1)', () => {
     const used = bytes('hosts') + bytes('sites') + bytes('bodies');
     assert.ok(used > 0 && used <= limit, `cache holds ${used} of ${limit} bytes`);
     assert.ok(used + memo <= 1024 * 1024, `caches and memo hold ${used + memo} bytes of SERVE_CACHE_MB=1`);
+  });
+
+  test('a flood of random site names caches no site state: the real sites keep theirs', async () => {
+    // A label host's miss reads the site's record first (its own host needs no lookup apart): a label no
+    // site has must not leave a state behind, or 600 names (2 KB of budget each) would flush real sites.
+    const { slug } = await seedSite(t.ctx, { files: { 'index.html': '<h1>real</h1>' } });
+    assert.equal((await siteRequest(t, slug, '/')).status, 200);
+    const sitesBytes = async () => {
+      const metrics = await t.api('/metrics');
+      return Number(/slipway_site_cache_bytes\{cache="sites"\} (\d+)/.exec(metrics.text)?.[1]);
+    };
+    const before = await sitesBytes();
+    for (let i = 0; i < 600; i++) {
+      const res = await rawRequest(t.port, { host: `flood-${i}.${t.ctx.config.siteHost}`, path: '/' });
+      assert.equal(res.status, 404);
+    }
+    assert.equal(await sitesBytes(), before);
+    assert.equal((await siteRequest(t, slug, '/')).text, '<h1>real</h1>');
   });
 });
