@@ -1,11 +1,11 @@
 // Visitor analytics (issue 25, docs/analytics.md). The site server bumps counters in memory as it answers
 // (AnalyticsCounter.record: Map lookups and additions; page views also hash the visitor); every
-// ANALYTICS_FLUSH_S a flusher takes the counters out and writes them in one transaction of batched
-// statements, adding to the hour and day rows, merging visitor sketches (hll.ts). State exists only for the
-// sites seen since the last flush. Visitors are a keyed hash of (daily salt, site, client address, user
-// agent): the salt lives in the database for its day only (every node and worker of the day uses the same
-// one, so a visitor seen by two nodes is one visitor) and is deleted once the day is over; neither address
-// nor user agent is kept anywhere.
+// ANALYTICS_FLUSH_S a flusher takes the counters out and writes them in batched statements, a
+// transaction per FLUSH_SITES_PER_WRITE sites, adding to the hour and day rows, merging visitor sketches
+// (hll.ts). State exists only for the sites seen since the last flush. Visitors are a keyed hash of
+// (daily salt, site, client address, user agent): the salt lives in the database for its day only (every
+// node and worker of the day uses the same one, so a visitor seen by two nodes is one visitor) and is
+// deleted once the day is over; neither address nor user agent is kept anywhere.
 
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -541,6 +541,58 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
   });
 }
 
+/**
+ * Sites written per transaction by a flush. A node that answered 100,000 sites in one interval would
+ * otherwise write ~400,000 rows in one transaction, holding the event loop (SQLite runs in it) and the
+ * database's write lock for seconds; parts of this size take milliseconds, and the flush yields between them.
+ */
+export const FLUSH_SITES_PER_WRITE = 1000;
+
+/** `interval` cut into intervals of at most `maxSites` sites each (a site's hours stay together). */
+export function splitInterval(interval: Interval, maxSites: number): Interval[] {
+  const partOf = new Map<string, number>();
+  const parts: Interval[] = [];
+  for (const [hour, sites] of interval) {
+    for (const [slug, t] of sites) {
+      let at = partOf.get(slug);
+      if (at === undefined) {
+        at = Math.floor(partOf.size / maxSites);
+        partOf.set(slug, at);
+      }
+      const part = (parts[at] ??= new Map());
+      let map = part.get(hour);
+      if (map === undefined) {
+        map = new Map();
+        part.set(hour, map);
+      }
+      map.set(slug, t);
+    }
+  }
+  return parts;
+}
+
+/**
+ * Writes `interval` in parts of FLUSH_SITES_PER_WRITE sites, each in its own transaction, yielding to
+ * the event loop between parts. When a part fails, it and every part not yet written go to `unwritten`
+ * (the parts written stay written: nothing is counted twice) and the error is thrown.
+ */
+export async function writeIntervalInParts(
+  db: Db,
+  interval: Interval,
+  unwritten: (rest: Interval) => void,
+): Promise<void> {
+  const parts = splitInterval(interval, FLUSH_SITES_PER_WRITE);
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    try {
+      await writeInterval(db, parts[i]!);
+    } catch (err) {
+      for (const part of parts.slice(i)) unwritten(part);
+      throw err;
+    }
+  }
+}
+
 export interface AnalyticsFlusher {
   /** Writes what is counted now (also called on graceful shutdown). */
   flush(): Promise<void>;
@@ -564,11 +616,9 @@ export function startAnalyticsFlusher(
   loadSalt(now - (now % DAY_MS));
   const flush = (): Promise<void> => {
     running = running.then(async () => {
-      const interval = counter.take();
       try {
-        await writeInterval(deps.db, interval);
+        await writeIntervalInParts(deps.db, counter.take(), (rest) => counter.restore(rest));
       } catch (err) {
-        counter.restore(interval);
         deps.logger.warn({ err: (err as Error).message }, 'analytics flush failed (kept for the next one)');
       }
     });

@@ -1,0 +1,88 @@
+// A flush in parts (issue 25): a node that answered many sites writes them FLUSH_SITES_PER_WRITE at a time,
+// each part in its own transaction with the event loop free between parts; a part that fails goes back to
+// the counter with every part not yet written, and nothing already written is counted twice.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  AnalyticsCounter,
+  FLUSH_SITES_PER_WRITE,
+  HOUR_MS,
+  splitInterval,
+  writeIntervalInParts,
+} from '../../src/core/analytics.js';
+import { Db } from '../../src/store/db/db.js';
+import { MovableClock } from '../../src/shared/clock.js';
+
+const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/131.0.0.0 Safari/537.36';
+const SITES = 2 * FLUSH_SITES_PER_WRITE + 500;
+
+function countedInTwoHours(): AnalyticsCounter {
+  const clock = new MovableClock();
+  clock.set(Date.UTC(2026, 10, 25, 9, 30));
+  const c = new AnalyticsCounter(clock);
+  for (const hour of [0, 1]) {
+    for (let i = 0; i < SITES; i++)
+      c.record(`site-${i}`, 'h.example', 200, 10, '/', true, true, { 'user-agent': UA }, '192.0.2.1');
+    clock.advance(HOUR_MS);
+  }
+  return c;
+}
+
+test('an interval is cut by sites, each site with all its hours in one part', () => {
+  const parts = splitInterval(countedInTwoHours().take(), FLUSH_SITES_PER_WRITE);
+  assert.equal(parts.length, 3);
+  const slugsOf = (part: (typeof parts)[0]) => new Set([...part.values()].flatMap((m) => [...m.keys()]));
+  assert.deepEqual(
+    parts.map((p) => [p.size, slugsOf(p).size]),
+    [
+      [2, FLUSH_SITES_PER_WRITE],
+      [2, FLUSH_SITES_PER_WRITE],
+      [2, 500],
+    ],
+  );
+});
+
+test('a failed part goes back with the parts after it; written parts are not written again', async () => {
+  const db = Db.sqlite(':memory:');
+  try {
+    await db.migrate();
+    const counter = countedInTwoHours();
+    // The second transaction fails (e.g. SQLITE_BUSY, a lost connection): the first part is committed.
+    let transactions = 0;
+    const failing = Object.create(db) as Db;
+    failing.transaction = ((fn: never) => {
+      transactions++;
+      return transactions === 2 ? Promise.reject(new Error('database is locked')) : db.transaction(fn);
+    }) as Db['transaction'];
+    await assert.rejects(
+      writeIntervalInParts(failing, counter.take(), (rest) => counter.restore(rest)),
+      /database is locked/,
+    );
+    assert.equal(transactions, 2, 'no part is tried after a failure');
+    const views = async () =>
+      Number(
+        (
+          await db.kysely
+            .selectFrom('analytics_counts')
+            .select((eb) => eb.fn.sum<number>('page_views').as('n'))
+            .where('granularity', '=', 'hour')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    assert.equal(await views(), 2 * FLUSH_SITES_PER_WRITE, 'the first part, both hours');
+    assert.equal(counter.pendingSites, 2 * (SITES - FLUSH_SITES_PER_WRITE), 'the rest is back in the counter');
+    // The next flush writes the rest: every site's two hours exactly once.
+    await writeIntervalInParts(db, counter.take(), () => assert.fail('nothing fails now'));
+    assert.equal(await views(), 2 * SITES);
+    const perSite = await db.kysely
+      .selectFrom('analytics_counts')
+      .select(['slug'])
+      .where('granularity', '=', 'day')
+      .where('page_views', '!=', 2)
+      .execute();
+    assert.deepEqual(perSite, []);
+  } finally {
+    await db.close();
+  }
+});
