@@ -559,7 +559,11 @@ export function splitInterval(interval: Interval, maxSites: number): Interval[] 
         at = Math.floor(partOf.size / maxSites);
         partOf.set(slug, at);
       }
-      const part = (parts[at] ??= new Map());
+      let part = parts[at];
+      if (part === undefined) {
+        part = new Map();
+        parts[at] = part;
+      }
       let map = part.get(hour);
       if (map === undefined) {
         map = new Map();

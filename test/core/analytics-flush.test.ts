@@ -11,8 +11,8 @@ import {
   splitInterval,
   writeIntervalInParts,
 } from '../../src/core/analytics.js';
-import { Db } from '../../src/store/db/db.js';
 import { MovableClock } from '../../src/shared/clock.js';
+import { Db } from '../../src/store/db/db.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/131.0.0.0 Safari/537.36';
 const SITES = 2 * FLUSH_SITES_PER_WRITE + 500;
@@ -21,7 +21,7 @@ function countedInTwoHours(): AnalyticsCounter {
   const clock = new MovableClock();
   clock.set(Date.UTC(2026, 10, 25, 9, 30));
   const c = new AnalyticsCounter(clock);
-  for (const hour of [0, 1]) {
+  for (let hour = 0; hour < 2; hour++) {
     for (let i = 0; i < SITES; i++)
       c.record(`site-${i}`, 'h.example', 200, 10, '/', true, true, { 'user-agent': UA }, '192.0.2.1');
     clock.advance(HOUR_MS);
@@ -71,7 +71,11 @@ test('a failed part goes back with the parts after it; written parts are not wri
         ).n,
       );
     assert.equal(await views(), 2 * FLUSH_SITES_PER_WRITE, 'the first part, both hours');
-    assert.equal(counter.pendingSites, 2 * (SITES - FLUSH_SITES_PER_WRITE), 'the rest is back in the counter');
+    assert.equal(
+      counter.pendingSites,
+      2 * (SITES - FLUSH_SITES_PER_WRITE),
+      'the rest is back in the counter',
+    );
     // The next flush writes the rest: every site's two hours exactly once.
     await writeIntervalInParts(db, counter.take(), () => assert.fail('nothing fails now'));
     assert.equal(await views(), 2 * SITES);
