@@ -201,12 +201,17 @@ export class AnalyticsCounter {
     // Answers come in runs for one site: its tally without a Map lookup (the slug is the route's string).
     if (slug === this.lastSlug && now < this.hourEnd && now >= this.hourStart) return this.lastTally!;
     if (now >= this.hourEnd || now < this.hourStart) this.enterHour(now);
-    return this.siteTally(slug);
+    const t = this.siteTally(slug);
+    this.lastSlug = slug;
+    this.lastTally = t;
+    return t;
   }
 
   /** Counts from here on go to the hour of `now` (what memo answers counted so far go to the hour before). */
   private enterHour(now: number): void {
     this.foldReuse();
+    this.lastSlug = '';
+    this.lastTally = null;
     this.hourStart = now - (now % HOUR_MS);
     this.hourEnd = this.hourStart + HOUR_MS;
     let map = this.interval.get(this.hourStart);
@@ -224,8 +229,6 @@ export class AnalyticsCounter {
       t = new SiteTally();
       this.hourMap.set(slug, t);
     }
-    this.lastSlug = slug;
-    this.lastTally = t;
     return t;
   }
 

@@ -106,15 +106,18 @@ describe('analytics counter', () => {
         r.html ? address : '',
         clock.now(),
       );
-    // 09:59: two visitors' page views, an asset, a bot, a view of another site with a referrer.
+    // 09:59: a view of another site with a referrer, two visitors' page views, an asset, a bot.
+    answer(other, UA, '192.0.2.1', 'https://news.example.org/x');
     answer(page, UA, '192.0.2.1');
     answer(page, UA, '192.0.2.1');
     answer(page, `${UA} other`, '192.0.2.2');
     answer(asset, UA, '');
     answer(page, 'Googlebot/2.1 (+http://www.google.com/bot.html)', '192.0.2.3');
-    answer(other, UA, '192.0.2.1', 'https://news.example.org/x');
-    // 10:00: the next hour's view; what was counted before stays in 09:00.
+    // 10:00: the next hour starts with a memo answer of an asset (folding 09:00's), then a 404 of the same
+    // site through record() and a view; what was counted before stays in 09:00.
     clock.advance(60_000);
+    answer(asset, UA, '');
+    c.record('s', 'h.example', 404, 0, '/gone', false, true, { 'user-agent': UA }, '');
     answer(page, UA, '192.0.2.1');
     const interval = c.take();
     const nine = interval.get(Date.UTC(2026, 10, 25, 9))!.get('s')!;
@@ -126,8 +129,12 @@ describe('analytics counter', () => {
     assert.deepEqual([...nine.hostEntries()], [['h.example', 3]]);
     const t = interval.get(Date.UTC(2026, 10, 25, 9))!.get('t')!;
     assert.deepEqual([t.pageViews, [...t.referrers!]], [1, [['news.example.org', 1]]]);
+    assert.equal(nine.notFound, 0);
     const ten = interval.get(Date.UTC(2026, 10, 25, 10))!.get('s')!;
-    assert.deepEqual([ten.pageViews, ten.bytes, sketchEstimate(ten.visitors!)], [1, 100, 1]);
+    assert.deepEqual(
+      [ten.pageViews, ten.notFound, ten.bytes, sketchEstimate(ten.visitors!)],
+      [1, 1, 100 + 40, 1],
+    );
     // Taken once: the entries start again from zero, and a failed flush put back is not doubled.
     assert.equal(c.take().size, 0);
     answer(asset, UA, '');
