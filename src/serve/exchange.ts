@@ -24,6 +24,8 @@ export interface SiteRequestHead {
   readonly headers: IncomingHttpHeaders;
   /** The connection (its peer address: the client's, or the last proxy's). */
   readonly socket?: { readonly remoteAddress?: string | undefined } | undefined;
+  /** The clock (epoch ms) when the transport began the request, if it read it (the fast path; 0: not read). */
+  readonly now?: number;
 }
 
 export interface SiteResponse {

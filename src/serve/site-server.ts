@@ -170,9 +170,15 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private readonly privateReps = new WeakMap<Representation, Representation>();
   private readonly privateHeaders = new WeakMap<OutgoingHttpHeaders, OutgoingHttpHeaders>();
   private readonly outageLog = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
-  /** The last page view's peer address without X-Forwarded-For, and the client address it gave. */
-  private lastPeer = '';
+  /**
+   * The last page view's peer address and X-Forwarded-For field (read only when TRUST_PROXY can make it
+   * count), and the client address they gave: page views come in runs from one peer, so the address is
+   * worked out once per run instead of once per page view.
+   */
+  private lastPeer: string | undefined = undefined;
+  private lastForwardedFor: string | string[] | undefined = undefined;
   private lastVisitor = '';
+  private readonly readsForwardedFor: boolean;
 
   constructor(
     private readonly deps: SiteServerDeps,
@@ -180,6 +186,8 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   ) {
     this.gate = new PasswordGate(deps, this);
     this.pages = sitePages(deps.config.baseUrl);
+    const trust = deps.config.trustProxy;
+    this.readsForwardedFor = !('hops' in trust && trust.hops === 0);
   }
 
   handle(req: SiteRequestHead, response: SiteResponse, knownHostname: string | undefined): void {
@@ -594,6 +602,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       req.method === 'GET',
       req.headers,
       this.visitorAddress(req, status, html),
+      req.now || this.deps.clock.now(),
     );
   }
 
@@ -601,14 +610,14 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private visitorAddress(req: SiteRequestHead, status: number, html: boolean): string {
     if (status !== 200 || !html) return '';
     const peer = req.socket?.remoteAddress;
-    const forwardedFor = req.headers['x-forwarded-for'];
-    // Page views come in runs from one peer without a proxy's field: the last answer is kept.
-    if (forwardedFor === undefined && peer === this.lastPeer && peer !== undefined) return this.lastVisitor;
-    const address = clientAddress(this.deps.config.trustProxy, peer, forwardedFor);
-    if (forwardedFor === undefined && peer !== undefined) {
-      this.lastPeer = peer;
-      this.lastVisitor = address;
+    const forwardedFor = this.readsForwardedFor ? req.headers['x-forwarded-for'] : undefined;
+    if (peer === this.lastPeer && forwardedFor === this.lastForwardedFor && peer !== undefined) {
+      return this.lastVisitor;
     }
+    const address = clientAddress(this.deps.config.trustProxy, peer, forwardedFor);
+    this.lastPeer = peer;
+    this.lastForwardedFor = forwardedFor;
+    this.lastVisitor = address;
     return address;
   }
 

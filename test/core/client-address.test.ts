@@ -85,11 +85,13 @@ test('only the two places handing a request to the rule read X-Forwarded-For or 
     .filter((file) => !file.startsWith(join('src', 'client')) && !file.startsWith(join('src', 'cli')))
     .filter((file) => READS_ADDRESS.test(readFileSync(file, 'utf8')))
     .map((file) => relative('.', file));
-  // The two transports hand their requests to the rule (src/core/client-address.ts) and read nothing else.
+  // The two transports hand their requests to the rule (src/core/client-address.ts) and read nothing else;
+  // the site fast path reads its connection's peer once and hands it to the site server's analytics.
   // The TLS listener names the peer of a failed handshake in a debug line: no request exists yet, and the
   // address decides nothing there.
   assert.deepEqual(readers.sort(), [
     'src/http/client-address.ts',
+    'src/serve/http1/connection.ts',
     'src/serve/site-server.ts',
     'src/serve/tls/listener.ts',
   ]);

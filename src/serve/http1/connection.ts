@@ -193,6 +193,8 @@ class Exchange implements SiteRequestHead, SiteResponse {
     readonly memoKey: string | null,
     /** The site server's generation when the request began. */
     readonly generation: number,
+    /** The clock when the request began, if the memo lookup read it (0: not read). */
+    readonly now: number,
   ) {
     this.method = head.method;
     this.url = head.url;
@@ -241,8 +243,14 @@ class Http1Connection {
   private done = false;
   /** Responses finished on this connection. */
   private served = 0;
-  /** A memo hit's request as analytics reads it: one object per connection, its headers replaced per hit. */
-  private readonly peer: { headers: SiteRequestHeaders; readonly socket: Socket };
+  /**
+   * A memo hit's request as analytics reads it: one object per connection, its headers replaced per hit,
+   * and the socket's peer address read once (a Socket works it out through a getter on every read).
+   */
+  private readonly peer: {
+    headers: SiteRequestHeaders;
+    readonly socket: { readonly remoteAddress?: string };
+  };
   /** Tick of the last byte read, and of the start of the head being awaited. */
   private lastActive: number;
   private headStarted: number;
@@ -253,7 +261,7 @@ class Http1Connection {
   ) {
     this.lastActive = front.tick;
     this.headStarted = front.tick;
-    this.peer = { headers: {}, socket };
+    this.peer = { headers: {}, socket: { remoteAddress: socket.remoteAddress } };
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
@@ -305,11 +313,12 @@ class Http1Connection {
         const memo = this.front.memo;
         let memoKey: string | null = null;
         let generation = 0;
+        let now = 0;
         if (memo !== null && head !== null && isMemoCandidate(head)) {
           // Memo entries exist only for site hosts (the site server marked them), so a hit needs no routing.
           memoKey = ResponseMemo.key(head.headers.host ?? '', head.url, head.headers['accept-encoding']);
           generation = this.front.options.generation();
-          const now = this.front.options.now();
+          now = this.front.options.now();
           const hit = memo.get(memoKey, generation, now);
           if (hit !== undefined) {
             this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
@@ -337,7 +346,7 @@ class Http1Connection {
         }
         this.buffered = end + 4 === buf.length ? null : buf.subarray(end + 4);
         this.headStarted = this.front.tick;
-        const exchange = new Exchange(this, head, memoKey, generation);
+        const exchange = new Exchange(this, head, memoKey, generation, now);
         this.current = exchange;
         this.front.requests++;
         this.front.options.handle(exchange, exchange, hostname);
