@@ -186,7 +186,12 @@ export class AnalyticsCounter {
   /** Asked for the salt of a new day (set by the flusher). */
   onNewDay: (day: number) => void = () => {};
 
-  constructor(private readonly clock: Clock) {}
+  /** The clock to within COARSE_CLOCK_MS (an hour's counts need no system call per answer). */
+  private readonly coarseNow: () => number;
+
+  constructor(clock: Clock) {
+    this.coarseNow = clock.coarseNow === undefined ? () => clock.now() : clock.coarseNow;
+  }
 
   /** Uses `salt` (16+ bytes) for visitor hashes of `day` (epoch ms of its 00:00 UTC). */
   setSalt(day: number, salt: Buffer): void {
@@ -256,7 +261,7 @@ export class AnalyticsCounter {
   /**
    * One answer of site `slug` through `host` (its hostname, lowercase, no port): `path` as requested (below
    * the host, no query), `html` when it is an HTML document (a file or the viewer page), `bytes` of body
-   * sent, `address` the client's; `now` when the caller has read the clock for this request already.
+   * sent, `address` the client's; `at` when the caller has read the clock for this request already.
    */
   record(
     slug: string,
@@ -268,8 +273,10 @@ export class AnalyticsCounter {
     get: boolean,
     headers: IncomingHttpHeaders,
     address: string,
-    now: number = this.clock.now(),
+    /** The clock reading the caller made for this request; 0 or absent: the coarse clock's. */
+    at?: number,
   ): void {
+    const now = at || this.coarseNow();
     const t = this.tallyFor(slug, now);
     t.bytes += bytes;
     const cls = (status / 100) | 0;

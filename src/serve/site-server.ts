@@ -602,7 +602,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       req.method === 'GET',
       req.headers,
       this.visitorAddress(req, status, html),
-      req.now || this.deps.clock.now(),
+      req.now,
     );
   }
 
