@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { COARSE_CLOCK_MS, MovableClock, systemClock } from '../../src/shared/clock.js';
+import { type Clock, COARSE_CLOCK_MS, MovableClock, systemClock } from '../../src/shared/clock.js';
 
 test('the system clock read coarsely is never ahead of it and falls behind by at most COARSE_CLOCK_MS', async () => {
   const coarseNow = systemClock.coarseNow!;
@@ -21,6 +21,6 @@ test('the system clock read coarsely is never ahead of it and falls behind by at
 });
 
 test('a test clock has no coarse reading: counters read its exact now()', () => {
-  const clock = new MovableClock();
+  const clock: Clock = new MovableClock();
   assert.equal(clock.coarseNow, undefined);
 });
