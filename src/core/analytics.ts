@@ -12,6 +12,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { isbot } from 'isbot';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
+import { ownedString } from '../shared/strings.js';
 import type { Db } from '../store/db/db.js';
 import type { AccountRow } from '../store/db/tables/account.js';
 import {
@@ -99,8 +100,10 @@ export class SiteTally {
   slugSeed: number | null = null;
 
   addHost(host: string, views: number): void {
-    if (this.host === host || this.host === null) {
-      this.host = host;
+    if (this.host === null) {
+      this.host = ownedString(host);
+      this.hostViews += views;
+    } else if (this.host === host) {
       this.hostViews += views;
     } else this.hosts = bump(this.hosts, host, views);
   }
@@ -119,8 +122,9 @@ function bump(map: Map<string, number> | null, key: string, by = 1): Map<string,
   const m = map ?? new Map<string, number>();
   const had = m.get(key);
   if (had !== undefined) m.set(key, had + by);
+  // A new key is a copy: the caller's is often a slice of a request head, kept alive as long as the interval.
   else if (m.size < MAX_KEYS_PER_INTERVAL)
-    m.set(key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key, by);
+    m.set(ownedString(key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key), by);
   else m.set(OTHER_KEY, (m.get(OTHER_KEY) ?? 0) + by);
   return m;
 }

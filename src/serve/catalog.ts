@@ -6,6 +6,7 @@ import type { HostRoute } from '../core/hosts.js';
 import type { Clock } from '../shared/clock.js';
 import type { SiteChange } from '../shared/events.js';
 import type { Encoding } from '../shared/rules/encoding.js';
+import { ownedString } from '../shared/strings.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { compressBody } from './compress.js';
@@ -170,9 +171,12 @@ export class SiteCatalog {
     return undefined;
   }
 
-  loadHost(hostname: string): Promise<HostRoute | null> {
-    const running = this.hostLoads.get(hostname);
+  loadHost(requested: string): Promise<HostRoute | null> {
+    const running = this.hostLoads.get(requested);
     if (running !== undefined) return running.promise;
+    // The name as the request carried it is a slice of the request's whole head, and what is resolved from
+    // it (a label's slug, the cache keys) would be slices too: everything cached works from a copy.
+    const hostname = ownedString(requested);
     const load: Load<HostRoute | null> = {
       superseded: false,
       promise: this.options.resolveHost(hostname).then((route) => {

@@ -40,8 +40,8 @@ export interface Representation {
 export interface CustomHeaders {
   readonly path: string;
   readonly extra: ReadonlyArray<readonly [string, string]>;
-  /** Representations with `extra` merged in, built on first use per encoding. */
-  readonly byEncoding: Map<Encoding | null, Representation>;
+  /** Representations with `extra` merged in, built on first use per encoding (null when `extra` is empty). */
+  readonly byEncoding: Map<Encoding | null, Representation> | null;
 }
 
 export interface FileEntry {

@@ -28,6 +28,7 @@ import { pickEncoding } from '../shared/rules/encoding.js';
 import { headersFor } from '../shared/rules/headers.js';
 import { decodeRequestPath, resolveCandidate } from '../shared/rules/paths.js';
 import { parseRange } from '../shared/rules/range.js';
+import { ownedString } from '../shared/strings.js';
 import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
@@ -545,22 +546,21 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private withCustomHeaders(sr: SiteRequest, entry: FileEntry, rep: Representation): Representation {
     let custom = entry.custom;
     if (custom === null || custom.path !== sr.sitePath) {
-      custom = {
-        path: sr.sitePath,
-        extra: headersFor(sr.manifest.headerRules, sr.sitePath),
-        byEncoding: new Map(),
-      };
+      const extra = headersFor(sr.manifest.headerRules, sr.sitePath);
+      // Kept with the file: a copy of the path, not a slice of this request's head; no map without rules.
+      custom = { path: ownedString(sr.sitePath), extra, byEncoding: extra.length === 0 ? null : new Map() };
       entry.custom = custom;
     }
-    if (custom.extra.length === 0) return rep;
-    let merged = custom.byEncoding.get(rep.encoding);
+    const byEncoding = custom.byEncoding;
+    if (byEncoding === null) return rep;
+    let merged = byEncoding.get(rep.encoding);
     if (merged === undefined) {
       merged = {
         ...rep,
         ok: mergeHeaders(rep.ok, custom.extra),
         notModified: mergeHeaders(rep.notModified, custom.extra),
       };
-      custom.byEncoding.set(rep.encoding, merged);
+      byEncoding.set(rep.encoding, merged);
     }
     return merged;
   }
@@ -625,10 +625,11 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   private reuseTally(sr: SiteRequest, entry: FileEntry, bytes: number): ReuseTally | undefined {
     if (this.deps.analytics === undefined || sr.state.record!.analyticsOff) return undefined;
     const base = sr.mount.basePath;
+    // The memo entry keeps these: copies, not slices of this request's head.
     return new ReuseTally(
       sr.mount.slug,
-      sr.hostname,
-      base === '' ? sr.sitePath : base + sr.sitePath,
+      ownedString(sr.hostname),
+      ownedString(base === '' ? sr.sitePath : base + sr.sitePath),
       isHtml(entry),
       bytes,
     );
