@@ -146,6 +146,14 @@ export function referrerHost(referer: string): string {
   return referer.slice(from, colon >= 0 && colon < end ? colon : end).toLowerCase();
 }
 
+/** A page view's referrer host into `t`, unless it is none or the site itself. */
+function countReferrer(t: SiteTally, headers: IncomingHttpHeaders): void {
+  const referer = headers.referer;
+  if (referer === undefined) return;
+  const host = referrerHost(referer);
+  if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
+}
+
 /** Whether `host` (a referrer's, lowercase) is the request's own Host (a link inside the site). */
 function isOwnHost(own: string | undefined, host: string): boolean {
   if (own === undefined) return false;
@@ -299,11 +307,7 @@ export class AnalyticsCounter {
     t.pageViews++;
     t.paths = bump(t.paths, path);
     t.addHost(host, 1);
-    const referer = headers.referer;
-    if (referer !== undefined) {
-      const host = referrerHost(referer);
-      if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
-    }
+    countReferrer(t, headers);
     this.addVisitor(t, slug, address, agent, now);
   }
 
@@ -359,11 +363,7 @@ export class AnalyticsCounter {
     r.answers++;
     if (!r.html) return;
     const t = this.tallyFor(r.slug, now);
-    const referer = headers.referer;
-    if (referer !== undefined) {
-      const host = referrerHost(referer);
-      if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
-    }
+    countReferrer(t, headers);
     this.addVisitor(t, r.slug, address, agent, now);
   }
 

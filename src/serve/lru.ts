@@ -14,14 +14,12 @@ interface OrderNode {
   referenced: boolean;
 }
 
-/** Entries oldest first: O(1) to append, to unlink any entry, and to take the oldest. */
+/** Entries oldest first: O(1) to append, to unlink any entry, and to find the next to evict. */
 class EvictionOrder<N extends OrderNode> {
   private head: N | null = null;
   private tail: N | null = null;
-
-  get oldest(): N | null {
-    return this.head;
-  }
+  /** Entries in the order. */
+  size = 0;
 
   /** Appends `node` at the young end (it must not be in the order). */
   push(node: N): void {
@@ -30,6 +28,7 @@ class EvictionOrder<N extends OrderNode> {
     if (this.tail === null) this.head = node;
     else this.tail.next = node;
     this.tail = node;
+    this.size++;
   }
 
   /** Whether `node` is in this order. */
@@ -44,6 +43,7 @@ class EvictionOrder<N extends OrderNode> {
     else node.next.prev = node.prev;
     node.prev = null;
     node.next = null;
+    this.size--;
   }
 
   /** Moves `node` to the young end (a second chance). */
@@ -53,9 +53,24 @@ class EvictionOrder<N extends OrderNode> {
     this.push(node);
   }
 
+  /**
+   * The entry to evict next: the oldest that is neither `keep` (the entry just stored) nor read since its
+   * last chance. Read ones, and `keep`, go to the young end with the flag cleared (their second chance).
+   * The order must hold an entry besides `keep`.
+   */
+  victim(keep: N): N {
+    for (;;) {
+      const oldest = this.head!;
+      if (oldest !== keep && !oldest.referenced) return oldest;
+      oldest.referenced = false;
+      this.requeue(oldest);
+    }
+  }
+
   clear(): void {
     this.head = null;
     this.tail = null;
+    this.size = 0;
   }
 }
 
@@ -147,15 +162,7 @@ export class ByteLru<K, V> {
   }
 
   private evict(keep: Slot<K, V>): void {
-    while (this.usedBytes > this.maxBytes && this.slots.size > 1) {
-      const oldest = this.order.oldest!;
-      if (oldest === keep || oldest.referenced) {
-        oldest.referenced = false;
-        this.order.requeue(oldest); // second chance (or the newcomer): back to the young end
-        continue;
-      }
-      this.drop(oldest);
-    }
+    while (this.usedBytes > this.maxBytes && this.order.size > 1) this.drop(this.order.victim(keep));
   }
 }
 
@@ -251,8 +258,6 @@ export class SharedByteLru {
   private readonly names = new Set<string>();
   /** Every entry of every partition, oldest first. */
   private readonly order = new EvictionOrder<SharedSlot>();
-  /** Entries in `order`. */
-  private entries = 0;
   private usedBytes = 0;
 
   constructor(readonly maxBytes: number) {}
@@ -275,17 +280,11 @@ export class SharedByteLru {
   /** @internal a partition stored `slot`: charge it, then evict down to the budget (never `slot` itself). */
   added(slot: SharedSlot): void {
     this.order.push(slot);
-    this.entries++;
     this.usedBytes += slot.bytes;
-    while (this.usedBytes > this.maxBytes && this.entries > 1) {
-      const oldest = this.order.oldest!;
-      if (oldest === slot || oldest.referenced) {
-        oldest.referenced = false;
-        this.order.requeue(oldest); // second chance (or the newcomer): back to the young end
-        continue;
-      }
-      this.removed(oldest);
-      oldest.partition.dropped(oldest);
+    while (this.usedBytes > this.maxBytes && this.order.size > 1) {
+      const victim = this.order.victim(slot);
+      this.removed(victim);
+      victim.partition.dropped(victim);
     }
   }
 
@@ -293,7 +292,6 @@ export class SharedByteLru {
   removed(slot: SharedSlot): void {
     if (!this.order.has(slot)) return;
     this.order.unlink(slot);
-    this.entries--;
     this.usedBytes -= slot.bytes;
   }
 }
