@@ -75,6 +75,7 @@ import { variableRoutes } from './http/variables.js';
 import { webhookRoutes } from './http/webhooks.js';
 import { MAX_REQUEST_HEAD_BYTES, NodeSiteResponse } from './serve/exchange.js';
 import { installSiteFastPath } from './serve/http1/connection.js';
+import { MEMO_MAX_CHARGE_BYTES, type MemoEntry } from './serve/http1/memo.js';
 import type { SiteServer } from './serve/site-server.js';
 import type { Clock } from './shared/clock.js';
 
@@ -210,16 +211,15 @@ export interface AppServices {
   acme?: { httpChallenge(token: string): Promise<string | null> };
 }
 
-/** The site server the non-API hosts go to, the fast path's share of serving memory, and /metrics. */
+/** The site server the non-API hosts go to, and /metrics. */
 export interface AppSites {
   siteServer: SiteServer;
-  memoBytes: number;
   metrics: Metrics;
 }
 
 export async function buildApp(services: AppServices, sites: AppSites): Promise<App> {
   const { config, logger, clock } = services;
-  const { siteServer, memoBytes, metrics } = sites;
+  const { siteServer, metrics } = sites;
   const { baseHost } = config;
   const { acme } = services;
   // TLS_PORT with an https BASE_URL: the plain port answers ACME challenges and redirects the rest.
@@ -340,8 +340,9 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
     const fastPath = installSiteFastPath(app.server, {
       isSiteHost: (hostname) => hostTarget(hostname, baseHost) === 'site',
       handle: (req, res, hostname) => siteServer.handle(req, res, hostname),
-      memoBytes,
+      memoStore: siteServer.memoStore<MemoEntry>(MEMO_MAX_CHARGE_BYTES),
       generation: () => siteServer.generation(),
+      unchangedSince: (slug, host, generation) => siteServer.unchangedSince(slug, host, generation),
       now: () => clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
       countReuse: (tally, req, now) => siteServer.countReuse(tally, req, now),

@@ -166,16 +166,15 @@ export async function composeService(config: Config, options: ComposeOptions = {
     const node = stores.node;
     const metrics = createMetrics(node && (() => node.channel.request<string>({ op: 'metrics' })));
     node?.channel.onCollect(() => metrics.registry.getMetricsAsJSON());
-    // SERVE_CACHE_MB bounds all serving memory of the node, each worker its share; with the fast path, the
-    // response memo takes an eighth.
+    // SERVE_CACHE_MB bounds all serving memory of the node, each worker its share (the fast path's response
+    // memo included: one eviction order over it and the catalog, see SiteCatalog.responses).
     const cacheBytes = Math.floor(config.serveCacheBytes / (options.worker ? config.workers : 1));
-    const memoBytes = config.serveFastPath ? Math.floor(cacheBytes / 8) : 0;
     // Visitor analytics: this process counts in memory and flushes its counts every ANALYTICS_FLUSH_S and on
     // close (each worker of WORKERS is a node of its own; the database merges them).
     const analytics = config.analyticsFlushMs > 0 ? new AnalyticsCounter(stores.clock) : undefined;
     if (analytics !== undefined) services.site.analytics = analytics;
-    const siteServer = createSiteServer(services.site, metrics.registry, cacheBytes - memoBytes);
-    const app = await buildApp(services, { siteServer, memoBytes, metrics });
+    const siteServer = createSiteServer(services.site, metrics.registry, cacheBytes);
+    const app = await buildApp(services, { siteServer, metrics });
     let tls: TlsFront | undefined;
     try {
       tls =

@@ -2,7 +2,7 @@
 // in bounded caches that change events invalidate. Loads are coalesced: concurrent misses share one.
 
 import type { Logger } from 'pino';
-import type { HostRoute } from '../core/hosts.js';
+import type { HostRoute, SiteMount } from '../core/hosts.js';
 import type { Clock } from '../shared/clock.js';
 import type { SiteChange } from '../shared/events.js';
 import type { Encoding } from '../shared/rules/encoding.js';
@@ -58,6 +58,11 @@ const BODY_ITEM_SHARE = 3 / 16;
 const HOST_ENTRY_BYTES = 160;
 /** Estimated bytes of a site state beyond its manifest (record strings, maps). */
 const SITE_STATE_BYTES = 2048;
+/**
+ * Sites and hosts whose last change event is remembered for memoized responses; past it, every memoized
+ * response ends at once (as any event ended them all before issue 23).
+ */
+const MAX_TRACKED_CHANGES = 10_000;
 /** Verified password sessions remembered per site (cleared when full). */
 export const MAX_SESSIONS_PER_SITE = 64;
 /** A variant must save at least this share of the bytes to be worth its memory and the Vary dance. */
@@ -74,6 +79,7 @@ interface Load<T> {
 }
 
 export class SiteCatalog {
+  private readonly shared: SharedByteLru;
   private readonly hosts: LruPartition<HostRoute>;
   /**
    * Slug -> the cached hosts whose route mounts it, kept in step with `hosts` (its onDrop): a site's change
@@ -103,23 +109,31 @@ export class SiteCatalog {
     // Known hosts, site states and file bytes share the rest in one second-chance order (issue 23: with
     // fixed shares, 100,000 small sites missed on their records while most of the bytes' share sat idle).
     const shared = new SharedByteLru(total - unknownBytes);
+    this.shared = shared;
     this.unknownHosts = new ByteLru(unknownBytes);
-    this.hosts = shared.partition<HostRoute>('h', unknownBytes, (hostname, route) => {
-      for (const { slug } of route.mounts) {
-        const hosts = this.hostsBySlug.get(slug);
-        hosts?.delete(hostname);
-        if (hosts?.size === 0) this.hostsBySlug.delete(slug);
-      }
+    this.hosts = shared.partition<HostRoute>('h', {
+      maxItemBytes: unknownBytes,
+      onDrop: (hostname, route) => {
+        for (const { slug } of route.mounts) {
+          const hosts = this.hostsBySlug.get(slug);
+          hosts?.delete(hostname);
+          if (hosts?.size === 0) this.hostsBySlug.delete(slug);
+        }
+      },
     });
-    this.sites = shared.partition<SiteState>('s', undefined, (key) => {
-      const at = key.indexOf(PREVIEW_KEY_SEPARATOR);
-      if (at < 0) return;
-      const slug = key.slice(0, at);
-      const keys = this.previewKeysBySlug.get(slug);
-      keys?.delete(key);
-      if (keys?.size === 0) this.previewKeysBySlug.delete(slug);
+    this.sites = shared.partition<SiteState>('s', {
+      onDrop: (key) => {
+        const at = key.indexOf(PREVIEW_KEY_SEPARATOR);
+        if (at < 0) return;
+        const slug = key.slice(0, at);
+        const keys = this.previewKeysBySlug.get(slug);
+        keys?.delete(key);
+        if (keys?.size === 0) this.previewKeysBySlug.delete(slug);
+      },
     });
-    this.bodies = shared.partition<Buffer>('b', Math.floor(shared.maxBytes * BODY_ITEM_SHARE));
+    this.bodies = shared.partition<Buffer>('b', {
+      maxItemBytes: Math.floor(shared.maxBytes * BODY_ITEM_SHARE),
+    });
   }
 
   /** Largest file kept in memory; larger files are streamed. */
@@ -136,6 +150,8 @@ export class SiteCatalog {
     hosts: number;
     sites: number;
     bodies: number;
+    /** Memoized responses (the fast path's). */
+    responses: number;
     total: number;
     limit: number;
     /** Slugs in the host index (at most one per mount of a cached host). */
@@ -144,11 +160,13 @@ export class SiteCatalog {
     const hosts = this.hosts.bytes + this.unknownHosts.bytes;
     const sites = this.sites.bytes;
     const bodies = this.bodies.bytes;
+    const responses = this.responseBytes();
     return {
       hosts,
       sites,
       bodies,
-      total: hosts + sites + bodies,
+      responses,
+      total: hosts + sites + bodies + responses,
       limit: this.options.cacheBytes,
       indexedSlugs: this.hostsBySlug.size,
     };
@@ -164,6 +182,7 @@ export class SiteCatalog {
       // A plan that ran out: resolve again (and end response memos made under the old route).
       this.hosts.delete(hostname);
       this.generation++;
+      this.raiseFloor();
       return undefined;
     }
     const unknownUntil = this.unknownHosts.get(hostname);
@@ -320,17 +339,77 @@ export class SiteCatalog {
     return promise;
   }
 
+  // ---- responses made from the catalog ----------------------------------------------------------
+
+  /**
+   * The budget's partition for finished responses (the fast path's memo, http1/memo.ts). Its entries start
+   * with a second chance over the hosts, sites and bytes that made them: a site whose pages are answered
+   * from the memo keeps its ~1.5 KB response while its ~5 KB of route, record, manifest and body go first
+   * (issue 23: 100,000 one-page sites fit in 256 MB as responses, not as what made them).
+   */
+  responses<V>(maxItemBytes: number): LruPartition<V> {
+    const partition = this.shared.partition<V>('r', { maxItemBytes, startsReferenced: true });
+    this.responseBytes = () => partition.bytes;
+    return partition;
+  }
+
+  private responseBytes: () => number = () => 0;
+
+  /**
+   * A response made from `hostname`'s route, `mount`'s site state and the bytes under `bodyKey` was
+   * memoized: the memo answers that request from now on, so this use no longer counts for keeping them (a
+   * site whose one page is memoized keeps its ~1.5 KB response; its ~5 KB of route, record, manifest and
+   * bytes stay only while other requests read them).
+   */
+  settle(hostname: string, mount: SiteMount, bodyKey: string): void {
+    this.hosts.settle(hostname);
+    this.sites.settle(mount.versionId === undefined ? mount.slug : stateKey(mount.slug, mount.versionId));
+    this.bodies.settle(bodyKey);
+  }
+
   // ---- invalidation -----------------------------------------------------------------------------
 
   /**
-   * Counts change events: anything derived from the catalog (the fast path's response memo) is valid only
-   * while this is unchanged. Events are rare next to requests, so one counter for all sites is enough.
+   * Counts change events. Something derived from the catalog (a memoized response) records the count it
+   * was made at, and asks unchangedSince() once the count has moved.
    */
   generation = 0;
+  /** The count at the last event that may change any host's answers (all, an account's plan, a route's end). */
+  private floor = 0;
+  /** Slug -> the count at its last change event; host -> the count at its last host event. */
+  private readonly siteChanges = new Map<string, number>();
+  private readonly hostChanges = new Map<string, number>();
+
+  /** Whether no event that could change what `slug` answers on `host` came after `generation`. */
+  unchangedSince(slug: string, host: string, generation: number): boolean {
+    return (
+      generation >= this.floor &&
+      (this.siteChanges.get(slug) ?? 0) <= generation &&
+      (this.hostChanges.get(host) ?? 0) <= generation
+    );
+  }
+
+  /** Records an event for one site or host; past MAX_TRACKED_CHANGES the floor rises instead (bounded memory). */
+  private changed(changes: Map<string, number>, key: string): void {
+    if (changes.size >= MAX_TRACKED_CHANGES) {
+      this.raiseFloor();
+      return;
+    }
+    changes.set(key, this.generation);
+  }
+
+  private raiseFloor(): void {
+    this.floor = this.generation;
+    this.siteChanges.clear();
+    this.hostChanges.clear();
+  }
 
   /** Applies a change event (subscribed to ctx.changes by the site server). */
   invalidate(change: SiteChange): void {
     this.generation++;
+    if (change.kind === 'all' || change.kind === 'account') this.raiseFloor();
+    else if (change.kind === 'host') this.changed(this.hostChanges, change.host);
+    else this.changed(this.siteChanges, change.slug);
     if (change.kind === 'all') {
       this.hosts.clear();
       this.unknownHosts.clear();

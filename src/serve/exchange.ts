@@ -28,23 +28,34 @@ export interface SiteRequestHead {
   readonly now?: number;
 }
 
+/**
+ * A response that answers the same method, Host, path (the query plays no part in it) and Accept-Encoding
+ * again, when the request has no Range, conditional or Cookie field (see SiteResponse.send).
+ */
+export interface Reuse {
+  /** Epoch ms until which it holds (the site's expiry, or the end of the plan that routes its host). */
+  readonly until: number;
+  /** The site it was made from: a change event for it ends it. */
+  readonly slug: string;
+  /** The host it answered (lowercase, no port): a change event for that host ends it. */
+  readonly host: string;
+  /** What answering it again records for visitor analytics (core/analytics.ts); undefined: nothing. */
+  readonly tally: ReuseTally | undefined;
+  /**
+   * Called by a transport that memoized the response: the host route, site state and bytes it was made
+   * from were used for it and need not be kept for it (they are kept only as long as other answers use them).
+   */
+  readonly settle?: () => void;
+}
+
 export interface SiteResponse {
   /**
    * Sends the status line, `headers` and `body` (undefined: none, as for HEAD, 304 or redirects).
    * Header objects are serialized once and reused by the fast path: do not mutate one after use.
-   * `reusableUntil` (epoch ms) tells the transport this response answers the same method, Host, path (the
-   * query plays no part in it) and Accept-Encoding, when the request has no Range, conditional or Cookie
-   * field, until that instant or the next change event, whichever comes first (the fast path memoizes it;
-   * node:http ignores it).
+   * `reuse` marks a response the transport may answer again (the fast path memoizes it; node:http ignores
+   * it).
    */
-  send(
-    status: number,
-    headers: OutgoingHttpHeaders,
-    body?: Buffer,
-    reusableUntil?: number,
-    /** What answering it again records for visitor analytics (core/analytics.ts); none when not counted. */
-    tally?: ReuseTally,
-  ): void;
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reuse?: Reuse): void;
   /** Sends the status line and `headers`, then `body` with backpressure; destroys `body` if the client leaves. */
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void;
   readonly headersSent: boolean;

@@ -174,6 +174,19 @@ interface SharedSlot extends OrderNode {
   readonly key: string;
 }
 
+export interface PartitionOptions<V> {
+  /** A value charged more than this is not stored (default: the whole budget). */
+  maxItemBytes?: number;
+  /** Called for every entry of this partition that leaves, with its key. */
+  onDrop?: (key: string, value: V) => void;
+  /**
+   * New entries start as if read once: eviction passes over them once before it may drop them, while an
+   * unread entry of another partition goes the first time. For entries worth more than what they were
+   * built from (a finished response over the host, site and bytes that made it).
+   */
+  startsReferenced?: boolean;
+}
+
 /**
  * One kind of entry in a byte budget shared by several kinds (SharedByteLru): its own keys (a Map of its
  * own, so a lookup hashes the caller's key as it is: issue 23 measured a prefixed key, a new string per
@@ -184,13 +197,19 @@ export class LruPartition<V> {
   bytes = 0;
   private readonly slots = new Map<string, SharedSlot>();
 
+  /** A value charged more than this is not stored (so one kind cannot take the whole budget at once). */
+  readonly maxItemBytes: number;
+  private readonly onDrop: ((key: string, value: V) => void) | undefined;
+  private readonly startsReferenced: boolean;
+
   constructor(
     private readonly shared: SharedByteLru,
-    /** A value charged more than this is not stored (so one kind cannot take the whole budget at once). */
-    readonly maxItemBytes: number,
-    /** Called for every entry of this partition that leaves, with its key. */
-    readonly onDrop?: (key: string, value: V) => void,
-  ) {}
+    options: PartitionOptions<V>,
+  ) {
+    this.maxItemBytes = options.maxItemBytes ?? shared.maxBytes;
+    this.onDrop = options.onDrop;
+    this.startsReferenced = options.startsReferenced ?? false;
+  }
 
   /** The cached value (marking it recently used), or undefined. */
   get(key: string): V | undefined {
@@ -200,6 +219,15 @@ export class LruPartition<V> {
     return slot.value as V;
   }
 
+  /**
+   * Clears the entry's read mark, if it is here: eviction drops it on its next pass unless it is read
+   * again before (for an entry whose use something else now serves).
+   */
+  settle(key: string): void {
+    const slot = this.slots.get(key);
+    if (slot !== undefined) slot.referenced = false;
+  }
+
   /** As ByteLru.set; false (and the key's old value gone) when `bytes` exceeds maxItemBytes. */
   set(key: string, value: V, bytes: number): boolean {
     this.delete(key);
@@ -207,7 +235,7 @@ export class LruPartition<V> {
     const slot: SharedSlot = {
       value,
       bytes,
-      referenced: false,
+      referenced: this.startsReferenced,
       partition: this as LruPartition<unknown>,
       key,
       prev: null,
@@ -263,14 +291,10 @@ export class SharedByteLru {
   constructor(readonly maxBytes: number) {}
 
   /** A partition; `name` (one per partition) only tells them apart. */
-  partition<V>(
-    name: string,
-    maxItemBytes: number = this.maxBytes,
-    onDrop?: (key: string, value: V) => void,
-  ): LruPartition<V> {
+  partition<V>(name: string, options: PartitionOptions<V> = {}): LruPartition<V> {
     if (this.names.has(name)) throw new Error(`partition ${name} exists`);
     this.names.add(name);
-    return new LruPartition<V>(this, maxItemBytes, onDrop);
+    return new LruPartition<V>(this, options);
   }
 
   get bytes(): number {

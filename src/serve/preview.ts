@@ -4,8 +4,7 @@
 
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { ReuseTally } from '../core/analytics.js';
-import type { SiteResponse } from './exchange.js';
+import type { Reuse, SiteResponse } from './exchange.js';
 
 /** Google, Bing and the others read this field on any response (not only HTML). */
 const NOINDEX: OutgoingHttpHeaders = { 'X-Robots-Tag': 'noindex' };
@@ -29,14 +28,8 @@ export function noindexHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeader
 export class PreviewResponse implements SiteResponse {
   constructor(private readonly res: SiteResponse) {}
 
-  send(
-    status: number,
-    headers: OutgoingHttpHeaders,
-    body?: Buffer,
-    reusableUntil?: number,
-    tally?: ReuseTally,
-  ): void {
-    this.res.send(status, noindexHeaders(headers), body, reusableUntil, tally);
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reuse?: Reuse): void {
+    this.res.send(status, noindexHeaders(headers), body, reuse);
   }
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {

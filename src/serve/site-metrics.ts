@@ -38,6 +38,7 @@ export function registerSiteMetrics(registry: Registry, catalog: SiteCatalog, re
       this.set({ cache: 'hosts' }, s.hosts);
       this.set({ cache: 'sites' }, s.sites);
       this.set({ cache: 'bodies' }, s.bodies);
+      this.set({ cache: 'responses' }, s.responses);
       this.set({ cache: 'limit' }, s.limit);
     },
   });

@@ -33,7 +33,8 @@ import type { BlobStore } from '../store/blob/types.js';
 import type { Db } from '../store/db/db.js';
 import { isBackendUnavailable } from '../store/unavailable.js';
 import { SiteCatalog, type SiteState } from './catalog.js';
-import type { SiteRequestHead, SiteResponse } from './exchange.js';
+import type { Reuse, SiteRequestHead, SiteResponse } from './exchange.js';
+import type { LruPartition } from './lru.js';
 import {
   type FileEntry,
   mergeHeaders,
@@ -66,8 +67,18 @@ export interface SiteServer {
    * by a caller that already has it, saving the work of normalising the Host header twice.
    */
   handle(req: SiteRequestHead, res: SiteResponse, hostname?: string): void;
-  /** Change events seen so far: a response marked reusable stays valid only while this is unchanged. */
+  /** Change events seen so far (a memoized response records the count it was made at). */
   generation(): number;
+  /**
+   * Whether no change event that could alter a response of `slug` on `host` came after `generation`: a
+   * response marked reusable (SiteResponse.send's `reuse`) made then may still be answered.
+   */
+  unchangedSince(slug: string, host: string, generation: number): boolean;
+  /**
+   * A share of the serving memory (SERVE_CACHE_MB) for the responses a transport memoizes, in one
+   * eviction order with the hosts, sites and bytes they were made from.
+   */
+  memoStore<V>(maxItemBytes: number): LruPartition<V>;
   /** Counts a response a transport answered from its memo (site responses by status, in /metrics). */
   countResponse(status: number): void;
   /** Records a memoized response answered again for visitor analytics (its `tally`, the request's head). */
@@ -120,7 +131,7 @@ export interface SiteServerDeps extends PasswordGateDeps {
   };
 }
 
-/** `cacheBytes`: the catalog's memory bound (SERVE_CACHE_MB, less the fast path's memo when it shares it). */
+/** `cacheBytes`: the serving memory bound (SERVE_CACHE_MB, or a worker's share of it), memo included. */
 export function createSiteServer(
   deps: SiteServerDeps,
   /** The Prometheus registry the site server's counters join (the app's /metrics). */
@@ -153,6 +164,8 @@ export function createSiteServer(
   return {
     handle: (req, res, hostname) => server.handle(req, res, hostname),
     generation: () => catalog.generation,
+    unchangedSince: (slug, host, generation) => catalog.unchangedSince(slug, host, generation),
+    memoStore: (maxItemBytes) => catalog.responses(maxItemBytes),
     countResponse: (status) => {
       server.responses[status]! += 1;
     },
@@ -485,7 +498,7 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
     }
     const body = this.catalog.bodyNow(rep);
     if (body !== undefined) {
-      this.sendBody(sr, entry, status, headers, body, start, end);
+      this.sendBody(sr, entry, rep, status, headers, body, start, end);
       return;
     }
     if (rep.encoding === null && entry.size > this.catalog.maxMemoryBodyBytes) {
@@ -493,13 +506,14 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
       return;
     }
     this.after(sr.req, res, this.catalog.loadBody(entry, rep), (bytes) =>
-      this.sendBody(sr, entry, status, headers, bytes, start, end),
+      this.sendBody(sr, entry, rep, status, headers, bytes, start, end),
     );
   }
 
   private sendBody(
     sr: SiteRequest,
     entry: FileEntry,
+    rep: Representation,
     status: number,
     headers: OutgoingHttpHeaders,
     body: Buffer,
@@ -514,7 +528,17 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
         sr.state.record!.expiresAt ?? Number.POSITIVE_INFINITY,
         sr.mount.until ?? Number.POSITIVE_INFINITY,
       );
-      this.send(sr.res, status, headers, body, until, this.reuseTally(sr, entry, body.length));
+      // The memo entry keeps these: copies, not slices of this request's head.
+      const host = ownedString(sr.hostname);
+      const { mount, hostname } = sr;
+      const reuse: Reuse = {
+        until,
+        slug: mount.slug,
+        host,
+        tally: this.reuseTally(sr, entry, host, body.length),
+        settle: () => this.catalog.settle(hostname, mount, rep.bodyKey),
+      };
+      this.send(sr.res, status, headers, body, reuse);
       return;
     }
     this.send(sr.res, status, headers, whole ? body : body.subarray(start, end + 1));
@@ -622,13 +646,12 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   }
 
   /** What the fast path records when it answers this response again from its memo; none if not counted. */
-  private reuseTally(sr: SiteRequest, entry: FileEntry, bytes: number): ReuseTally | undefined {
+  private reuseTally(sr: SiteRequest, entry: FileEntry, host: string, bytes: number): ReuseTally | undefined {
     if (this.deps.analytics === undefined || sr.state.record!.analyticsOff) return undefined;
     const base = sr.mount.basePath;
-    // The memo entry keeps these: copies, not slices of this request's head.
     return new ReuseTally(
       sr.mount.slug,
-      ownedString(sr.hostname),
+      host,
       ownedString(base === '' ? sr.sitePath : base + sr.sitePath),
       isHtml(entry),
       bytes,
@@ -685,16 +708,9 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
   }
 
   /** Every answer but a streamed file leaves here, counted by status. */
-  send(
-    res: SiteResponse,
-    status: number,
-    headers: OutgoingHttpHeaders,
-    body?: Buffer,
-    reusableUntil?: number,
-    tally?: ReuseTally,
-  ): void {
+  send(res: SiteResponse, status: number, headers: OutgoingHttpHeaders, body?: Buffer, reuse?: Reuse): void {
     this.responses[status]! += 1;
-    res.send(status, headers, body, reusableUntil, tally);
+    res.send(status, headers, body, reuse);
   }
 
   /** Continues a request once `work` settles; a rejection or a throw in `next` answers 500. */

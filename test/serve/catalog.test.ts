@@ -172,3 +172,54 @@ describe('SiteCatalog bodies', () => {
     assert.equal(cached.buffer.byteLength, 12);
   });
 });
+
+describe('SiteCatalog: what ends a memoized response (unchangedSince)', () => {
+  test('an event for one site or host ends answers made from it, and no others', () => {
+    const { catalog } = catalogWith({});
+    const made = catalog.generation;
+    const holds = (slug: string, host: string, at = made) => catalog.unchangedSince(slug, host, at);
+    catalog.invalidate({ kind: 'site', slug: 'a' });
+    assert.equal(holds('a', 'a.localhost'), false, 'its own site changed');
+    assert.equal(holds('a', 'alice.localhost'), false, 'the site on another host (a handle) too');
+    assert.equal(holds('b', 'b.localhost'), true, 'another site is untouched');
+    // Made after the event: it saw the change.
+    assert.equal(holds('a', 'a.localhost', catalog.generation), true);
+    catalog.invalidate({ kind: 'host', host: 'b--preview.localhost' });
+    assert.equal(holds('b', 'b--preview.localhost'), false, 'the host changed (an alias moved)');
+    assert.equal(holds('b', 'b.localhost'), true, "the site's other hosts are untouched");
+  });
+
+  test('a plan change, a drop of everything, or an ended route ends every answer made before it', async () => {
+    for (const change of [{ kind: 'account', accountId: 'acc' }, { kind: 'all' }] as const) {
+      const { catalog } = catalogWith({});
+      const made = catalog.generation;
+      catalog.invalidate(change);
+      assert.equal(catalog.unchangedSince('b', 'b.localhost', made), false, change.kind);
+      assert.equal(catalog.unchangedSince('b', 'b.localhost', catalog.generation), true, change.kind);
+    }
+    const { catalog, clock } = catalogWith({
+      'alice.localhost': { mounts: [{ slug: 'a', basePath: '' }], until: 1_000 },
+    });
+    clock.set(0);
+    await catalog.loadHost('alice.localhost');
+    const made = catalog.generation;
+    clock.set(1_000);
+    assert.equal(catalog.hostNow('alice.localhost'), undefined, 'the plan ran out: resolved again');
+    assert.equal(catalog.unchangedSince('a', 'alice.localhost', made), false);
+  });
+
+  test('past 10,000 remembered events, everything made before ends (memory stays bounded)', () => {
+    const { catalog } = catalogWith({});
+    const made = catalog.generation;
+    for (let i = 0; i < 10_000; i++) catalog.invalidate({ kind: 'site', slug: `s${i}` });
+    assert.equal(catalog.unchangedSince('b', 'b.localhost', made), true, '10,000 events for other sites');
+    catalog.invalidate({ kind: 'site', slug: 's-last' });
+    assert.equal(catalog.unchangedSince('b', 'b.localhost', made), false, 'one more: the floor rose');
+    // Answers made after the overflow are judged by the events after it.
+    const after = catalog.generation;
+    assert.equal(catalog.unchangedSince('s-last', 'b.localhost', after), true);
+    catalog.invalidate({ kind: 'site', slug: 's1' });
+    assert.equal(catalog.unchangedSince('s1', 'b.localhost', after), false);
+    assert.equal(catalog.unchangedSince('s2', 'b.localhost', after), true);
+  });
+});

@@ -75,8 +75,8 @@ describe('ByteLru', () => {
   test('SharedByteLru: partitions share one budget and eviction order, each counts its own bytes', () => {
     const shared = new SharedByteLru(100);
     const dropped: string[] = [];
-    const a = shared.partition<string>('a', 100, (k) => dropped.push(`a:${k}`));
-    const b = shared.partition<string>('b', 40);
+    const a = shared.partition<string>('a', { maxItemBytes: 100, onDrop: (k) => dropped.push(`a:${k}`) });
+    const b = shared.partition<string>('b', { maxItemBytes: 40 });
     a.set('x', 'ax', 30);
     b.set('x', 'bx', 30);
     assert.equal(b.set('big', 'too big', 41), false);
@@ -110,6 +110,35 @@ describe('ByteLru', () => {
     sites.set('same', 'site2', 50);
     assert.deepEqual([sites.bytes, shared.bytes], [50, 50]);
     assert.throws(() => shared.partition('h'), /exists/);
+  });
+
+  test('SharedByteLru: a partition whose entries start referenced outlasts unread entries of the others', () => {
+    // A memoized response and what it was made from (route, state, bytes), one site after another with
+    // nothing read again: with their head start the responses outlast what made them.
+    const fill = (startsReferenced: boolean) => {
+      const shared = new SharedByteLru(100);
+      const parts = shared.partition<string>('parts');
+      const responses = shared.partition<string>('responses', { startsReferenced });
+      for (let site = 0; site < 10; site++) {
+        parts.set(`s${site}`, 'route, state, bytes', 15);
+        responses.set(`s${site}`, 'response', 5);
+      }
+      const kept = (p: typeof parts) =>
+        Array.from({ length: 10 }, (_, s) => `s${s}`).filter((k) => p.get(k) !== undefined);
+      return { parts, responses, kept: { responses: kept(responses), parts: kept(parts) } };
+    };
+    const plain = fill(false);
+    const lastFive = ['s5', 's6', 's7', 's8', 's9'];
+    assert.deepEqual(plain.kept, { responses: lastFive, parts: lastFive });
+    const headStart = fill(true);
+    assert.deepEqual(headStart.kept, {
+      responses: ['s1', 's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9'],
+      parts: ['s7', 's8', 's9'],
+    });
+    // Once past its head start, a response never read again goes like any other entry.
+    const { parts, responses } = fill(true);
+    for (let site = 10; site < 40; site++) parts.set(`s${site}`, 'route, state, bytes', 15);
+    assert.equal(responses.bytes, 0);
   });
 
   test('random operations leave both caches exactly where a plain second-chance model is', () => {

@@ -13,8 +13,9 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ReuseTally } from '../../core/analytics.js';
 import { hostnameOf } from '../../core/hosts.js';
-import type { SiteRequestHead, SiteResponse } from '../exchange.js';
-import { MEMO_MAX_ENTRY_BYTES, ResponseMemo } from './memo.js';
+import type { Reuse, SiteRequestHead, SiteResponse } from '../exchange.js';
+import type { LruPartition } from '../lru.js';
+import { MEMO_MAX_ENTRY_BYTES, type MemoEntry, ResponseMemo } from './memo.js';
 import {
   MAX_HEAD_BYTES,
   parseRequestHead,
@@ -28,10 +29,15 @@ export interface SiteFastPathOptions {
   isSiteHost(hostname: string): boolean;
   /** The site server's entry point. */
   handle(req: SiteRequestHead, res: SiteResponse, hostname: string): void;
-  /** Memory for memoized responses (memo.ts); 0 turns the memo off. */
-  memoBytes: number;
-  /** The site server's change-event count (memo entries are valid for one generation). */
+  /**
+   * Where memoized responses (memo.ts) are kept: a partition of the site server's serving memory; absent
+   * turns the memo off.
+   */
+  memoStore?: LruPartition<MemoEntry>;
+  /** The site server's change-event count (a memo entry records the count it was made at). */
   generation(): number;
+  /** Whether no change event that could alter `slug`'s answers on `host` came after `generation`. */
+  unchangedSince(slug: string, host: string, generation: number): boolean;
   /** Epoch ms on the service clock (memo entries end at their site's expiry). */
   now(): number;
   /** Counts a response answered from the memo (the site server's responses-by-status metric). */
@@ -123,7 +129,7 @@ class FastPath implements SiteFastPath {
     readonly options: SiteFastPathOptions,
     readonly toNode: (socket: Socket) => void,
   ) {
-    this.memo = options.memoBytes > 0 ? new ResponseMemo(options.memoBytes) : null;
+    this.memo = options.memoStore === undefined ? null : new ResponseMemo(options.memoStore, options);
     const keepAliveS = Math.floor(server.keepAliveTimeout / 1000);
     this.keepAliveLines =
       keepAliveS > 0
@@ -202,14 +208,8 @@ class Exchange implements SiteRequestHead, SiteResponse {
     this.keepAlive = head.keepAlive;
   }
 
-  send(
-    status: number,
-    headers: OutgoingHttpHeaders,
-    body?: Buffer,
-    reusableUntil?: number,
-    tally?: ReuseTally,
-  ): void {
-    this.conn.send(this, status, headers, body, reusableUntil, tally);
+  send(status: number, headers: OutgoingHttpHeaders, body?: Buffer, reuse?: Reuse): void {
+    this.conn.send(this, status, headers, body, reuse);
   }
 
   stream(status: number, headers: OutgoingHttpHeaders, body: Readable, onError: (err: Error) => void): void {
@@ -410,8 +410,7 @@ class Http1Connection {
     status: number,
     headers: OutgoingHttpHeaders,
     body: Buffer | undefined,
-    reusableUntil: number | undefined,
-    tally: ReuseTally | undefined,
+    reuse: Reuse | undefined,
   ): void {
     const keepAlive = this.begin(exchange);
     const head = this.head(exchange, status, headers, keepAlive, body?.length ?? 0);
@@ -419,8 +418,8 @@ class Http1Connection {
       this.socket.write(head, 'latin1');
     } else {
       this.write(head, body);
-      if (reusableUntil !== undefined && exchange.memoKey !== null && status === 200) {
-        this.memoize(exchange, headers, body, reusableUntil, tally);
+      if (reuse !== undefined && exchange.memoKey !== null && status === 200) {
+        this.memoize(exchange, headers, body, reuse);
       }
     }
     this.finish(keepAlive);
@@ -452,13 +451,7 @@ class Http1Connection {
     }
   }
 
-  private memoize(
-    exchange: Exchange,
-    headers: OutgoingHttpHeaders,
-    body: Buffer,
-    until: number,
-    tally: ReuseTally | undefined,
-  ): void {
+  private memoize(exchange: Exchange, headers: OutgoingHttpHeaders, body: Buffer, reuse: Reuse): void {
     const block = headerBlock(headers);
     const fields = block.hasLength
       ? `${block.text}\r\n`
@@ -468,7 +461,15 @@ class Http1Connection {
     const wire = Buffer.allocUnsafeSlow(fields.length + body.length);
     wire.write(fields, 0, 'latin1');
     body.copy(wire, fields.length);
-    this.front.memo!.set(exchange.memoKey!, { wire, generation: exchange.generation, until, tally });
+    this.front.memo!.set(exchange.memoKey!, {
+      wire,
+      slug: reuse.slug,
+      host: reuse.host,
+      generation: exchange.generation,
+      until: reuse.until,
+      tally: reuse.tally,
+    });
+    reuse.settle?.();
   }
 
   stream(

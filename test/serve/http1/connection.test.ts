@@ -447,6 +447,30 @@ describe('site fast path: response memo', { timeout: 60_000 }, () => {
     socket.destroy();
   });
 
+  test("a change to one site ends its memoized answers, not other sites'", async () => {
+    const a = await seedSite(t.ctx, { files: { 'index.html': 'a one' } });
+    const b = await seedSite(t.ctx, { files: { 'index.html': 'b one' } });
+    const { socket, reader } = await open(t.port);
+    const page = async (slug: string) => {
+      socket.write(get(siteHost(slug, t.port), '/'));
+      return (await reader.next()).body.toString();
+    };
+    for (const slug of [a.slug, b.slug, a.slug, b.slug]) await page(slug);
+    const v2 = await addPendingVersion(t.ctx, a.slug, { 'index.html': 'a two' });
+    await finalizeVersion(t.ctx, a.slug, v2);
+    const before = await hits();
+    assert.equal(await page(b.slug), 'b one');
+    assert.equal((await hits()) - before, 1, "b's answer outlives a's publish");
+    assert.equal(await page(a.slug), 'a two');
+    assert.equal((await hits()) - before, 1, "a's answer ended with its publish");
+    assert.equal(await page(a.slug), 'a two');
+    assert.equal((await hits()) - before, 2, 'and is memoized again');
+    await setPassword(t.ctx, b.slug, 'pw');
+    socket.write(get(siteHost(b.slug, t.port), '/'));
+    assert.equal((await reader.next()).status, 401);
+    socket.destroy();
+  });
+
   test('Range, conditionals and cookies bypass the memo', async () => {
     const { slug } = await seedSite(t.ctx, { files: { 'index.html': '0123456789' } });
     const host = siteHost(slug, t.port);
@@ -486,8 +510,8 @@ describe('site fast path: server close and SERVE_FAST_PATH=false', { timeout: 30
     const fastPath = installSiteFastPath(server, {
       isSiteHost: () => true,
       handle: () => assert.fail('not installed'),
-      memoBytes: 0,
       generation: () => 0,
+      unchangedSince: () => true,
       now: () => 0,
       countResponse: () => {},
     });
