@@ -15,7 +15,7 @@ import { MovableClock } from '../../src/shared/clock.js';
 import { Db } from '../../src/store/db/db.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/131.0.0.0 Safari/537.36';
-const SITES = 2 * FLUSH_SITES_PER_WRITE + 500;
+const SITES = 2 * FLUSH_SITES_PER_WRITE + FLUSH_SITES_PER_WRITE / 2;
 
 function countedInTwoHours(): AnalyticsCounter {
   const clock = new MovableClock();
@@ -38,7 +38,7 @@ test('an interval is cut by sites, each site with all its hours in one part', ()
     [
       [2, FLUSH_SITES_PER_WRITE],
       [2, FLUSH_SITES_PER_WRITE],
-      [2, 500],
+      [2, FLUSH_SITES_PER_WRITE / 2],
     ],
   );
 });
@@ -86,6 +86,41 @@ test('a failed part goes back with the parts after it; written parts are not wri
       .where('page_views', '!=', 2)
       .execute();
     assert.deepEqual(perSite, []);
+  } finally {
+    await db.close();
+  }
+});
+
+test('a paced flush rests between parts as long as each part took: serving keeps half the event loop', async () => {
+  const db = Db.sqlite(':memory:');
+  try {
+    await db.migrate();
+    const spans: Array<{ start: number; end: number }> = [];
+    const slow = Object.create(db) as Db;
+    slow.transaction = (async (fn: never) => {
+      const start = performance.now();
+      // A part that holds the loop for 20 ms, as ~250 sites of a large interval do.
+      while (performance.now() - start < 20) {}
+      const out = await db.transaction(fn);
+      spans.push({ start, end: performance.now() });
+      return out;
+    }) as Db['transaction'];
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    await writeIntervalInParts(slow, countedInTwoHours().take(), () => assert.fail('nothing fails'), () => 1);
+    clearInterval(ticker);
+    assert.equal(spans.length, Math.ceil(SITES / FLUSH_SITES_PER_WRITE));
+    for (let i = 1; i < spans.length; i++) {
+      const took = spans[i - 1]!.end - spans[i - 1]!.start;
+      const rested = spans[i]!.start - spans[i - 1]!.end;
+      assert.ok(rested >= took * 0.9, `part ${i}: rested ${rested.toFixed(1)} ms after ${took.toFixed(1)} ms`);
+    }
+    assert.ok(ticks >= spans.length, `timers ran ${ticks} times during the flush`);
+
+    // Unpaced (shutdown, or a flush asked for): parts follow one another at once.
+    spans.length = 0;
+    await writeIntervalInParts(slow, countedInTwoHours().take(), () => assert.fail('nothing fails'));
+    for (let i = 1; i < spans.length; i++) assert.ok(spans[i]!.start - spans[i - 1]!.end < 10);
   } finally {
     await db.close();
   }

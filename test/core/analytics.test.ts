@@ -90,6 +90,39 @@ describe('analytics counter', () => {
     assert.equal(c.take().size, 0);
   });
 
+  test('memo answers folded ahead of a flush, in parts while answers go on, are each counted once', async () => {
+    const clock = new MovableClock();
+    clock.set(Date.UTC(2026, 10, 25, 9, 30, 0));
+    const c = new AnalyticsCounter(clock);
+    c.setSalt(Date.UTC(2026, 10, 25), Buffer.alloc(16, 7));
+    // 10,000 sites' memo entries, answered once each, then again for half of them while foldAhead runs.
+    const entries = Array.from(
+      { length: 10_000 },
+      (_, i) => new ReuseTally(`s${i}`, `s${i}.example`, '/', true, 10),
+    );
+    const answer = (r: ReuseTally) =>
+      c.recordReuse(r, { host: r.host, 'user-agent': UA }, '192.0.2.1', clock.now());
+    for (const r of entries) answer(r);
+    let i = 0;
+    const meanwhile = setInterval(() => {
+      for (let k = 0; k < 500 && i < 5_000; k++) answer(entries[i++]!);
+    }, 0);
+    await c.foldAhead();
+    clearInterval(meanwhile);
+    while (i < 5_000) answer(entries[i++]!);
+    const sites = c.take().get(Date.UTC(2026, 10, 25, 9))!;
+    assert.equal(sites.size, 10_000);
+    let views = 0;
+    for (const [slug, t] of sites) {
+      const expected = Number(slug.slice(1)) < 5_000 ? 2 : 1;
+      assert.equal(t.pageViews, expected, slug);
+      assert.deepEqual([...t.paths!], [['/', expected]]);
+      views += t.pageViews;
+    }
+    assert.equal(views, 15_000);
+    assert.equal(c.take().size, 0, 'nothing left over');
+  });
+
   test('memo answers (recordReuse) count as record() does, each in the hour it was given, never twice', () => {
     const clock = new MovableClock();
     clock.set(Date.UTC(2026, 10, 25, 9, 59, 0));
