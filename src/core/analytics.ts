@@ -574,10 +574,10 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
 /**
  * Sites written per transaction by a flush. A node that answered 100,000 sites in one interval would
  * otherwise write ~400,000 rows in one transaction, holding the event loop (SQLite runs in it) and the
- * database's write lock for seconds; a part of this size takes ~10 ms here, and the flush yields between
+ * database's write lock for seconds; a part of this size takes ~5 ms here, and the flush yields between
  * parts.
  */
-export const FLUSH_SITES_PER_WRITE = 250;
+export const FLUSH_SITES_PER_WRITE = 100;
 /**
  * A periodic flush rests this many times as long as each part took before the next one, so that while it
  * runs it takes at most about half of the event loop. Yielding alone was not enough (issue 23): 100,000
