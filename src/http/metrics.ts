@@ -96,7 +96,7 @@ export function registerFastPathMetrics(metrics: Metrics, stats: () => FastPathS
   );
   gauge(
     'slipway_site_fast_path_memo_bytes',
-    'Memory held by memoized site responses (an eighth of SERVE_CACHE_MB at most)',
+    'Memory held by memoized site responses (part of SERVE_CACHE_MB, shared with the site caches)',
     (s) => s.memoBytes,
   );
 }

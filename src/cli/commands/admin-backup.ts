@@ -3,8 +3,13 @@
 // service runs (backup) or before it starts (restore). They read files, not the API: no key is needed.
 
 import type { Command } from 'commander';
-import { BackupError, backupDataDir, restoreDataDir } from '../backup.js';
 import { EXIT, Output, reportFailure, UserError } from '../output.js';
+
+/**
+ * backup.ts, loaded by these two commands only: it opens SQLite (better-sqlite3's native addon), which
+ * every other command's start would pay for.
+ */
+const backupModule = () => import('../backup.js');
 
 interface Flags {
   dataDir?: string;
@@ -32,6 +37,7 @@ function run(body: (out: Output, dir: string, flags: Flags) => Promise<void>) {
       refuseScaleOut();
       await body(out, dir, flags);
     } catch (err) {
+      const { BackupError } = await backupModule();
       const code = reportFailure(
         out,
         err instanceof BackupError ? new UserError(err.message, { code: 'BACKUP_FAILED' }) : err,
@@ -49,6 +55,7 @@ export function registerAdminBackup(admin: Command): void {
     .option('--data-dir <dir>', "the service's DATA_DIR (default: $DATA_DIR, else ./data)")
     .action(
       run(async (out, dir, flags) => {
+        const { backupDataDir } = await backupModule();
         const manifest = await backupDataDir(dataDirOf(flags), dir, (line) => out.note(line));
         out.result({ dir, ...manifest }, () => {
           out.line(`backup written to ${dir}: ${manifest.blobs.count} blobs, ${manifest.blobs.bytes} bytes`);
@@ -65,6 +72,7 @@ export function registerAdminBackup(admin: Command): void {
     .action(
       run(async (out, dir, flags) => {
         const dataDir = dataDirOf(flags);
+        const { restoreDataDir } = await backupModule();
         const manifest = await restoreDataDir(dir, dataDir, (line) => out.note(line));
         out.result({ dataDir, ...manifest }, () => {
           out.line(`restored ${dir} into ${dataDir}; start the service on it`);
