@@ -66,6 +66,7 @@ const CACHE_MB = envInt('SERVE_CACHE_MB', 256);
 const WARMUP_S = 1;
 /** The longest the random spread runs before its measured rounds (see the spread phase). */
 const SPREAD_WARMUP_MAX_S = envInt('BENCH_SPREAD_WARMUP_MAX_S', 240);
+const SPREAD_WARMUP_WINDOW_S = 5;
 const RSS_SAMPLE_MS = 200;
 const PIN = cpus().length >= 2 && process.env.BENCH_PIN !== '0';
 const CLIENT_CPU = 0;
@@ -391,7 +392,7 @@ async function main(): Promise<void> {
         log(`spread warm-up: every site once in ${touchedS.toFixed(1)} s; RSS ${rss.sample().toFixed(0)} MB`);
         while ((performance.now() - warmStarted) / 1000 < SPREAD_WARMUP_MAX_S) {
           const hits0 = await memoHits();
-          const w = await measure({ hosts: spreadHosts, pick: 'random' });
+          const w = await measure({ hosts: spreadHosts, pick: 'random' }, SPREAD_WARMUP_WINDOW_S);
           const memoShare = ((await memoHits()) - hits0) / w.requests;
           spreadWarmup.push({ ...w, memoShare });
           log(
