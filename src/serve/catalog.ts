@@ -344,8 +344,8 @@ export class SiteCatalog {
   /**
    * The budget's partition for finished responses (the fast path's memo, http1/memo.ts). Its entries start
    * with a second chance over the hosts, sites and bytes that made them: a site whose pages are answered
-   * from the memo keeps its ~1.5 KB response while its ~5 KB of route, record, manifest and body go first
-   * (issue 23: 100,000 one-page sites fit in 256 MB as responses, not as what made them).
+   * from the memo keeps its ~1.9 KB response (a 1 KB page) while its ~5 KB of route, record, manifest and
+   * body go first (issue 23: 100,000 one-page sites fit in 256 MB as responses, not as what made them).
    */
   responses<V>(maxItemBytes: number): LruPartition<V> {
     const partition = this.shared.partition<V>('r', { maxItemBytes, startsReferenced: true });
@@ -358,7 +358,7 @@ export class SiteCatalog {
   /**
    * A response made from `hostname`'s route, `mount`'s site state and the bytes under `bodyKey` was
    * memoized: the memo answers that request from now on, so this use no longer counts for keeping them (a
-   * site whose one page is memoized keeps its ~1.5 KB response; its ~5 KB of route, record, manifest and
+   * site whose one page is memoized keeps its ~1.9 KB response; its ~5 KB of route, record, manifest and
    * bytes stay only while other requests read them).
    */
   settle(hostname: string, mount: SiteMount, bodyKey: string): void {

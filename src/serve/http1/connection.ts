@@ -461,7 +461,7 @@ class Http1Connection {
     const wire = Buffer.allocUnsafeSlow(fields.length + body.length);
     wire.write(fields, 0, 'latin1');
     body.copy(wire, fields.length);
-    this.front.memo!.set(exchange.memoKey!, {
+    const stored = this.front.memo!.set(exchange.memoKey!, {
       wire,
       slug: reuse.slug,
       host: reuse.host,
@@ -469,7 +469,7 @@ class Http1Connection {
       until: reuse.until,
       tally: reuse.tally,
     });
-    reuse.settle?.();
+    if (stored) reuse.settle?.();
   }
 
   stream(

@@ -76,8 +76,9 @@ export class ResponseMemo {
     return entry;
   }
 
-  set(key: string, entry: MemoEntry): void {
-    this.entries.set(key, entry, entry.wire.length + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES);
+  /** Stores `entry`; false when it is charged more than one entry may be (it is not stored). */
+  set(key: string, entry: MemoEntry): boolean {
+    return this.entries.set(key, entry, entry.wire.length + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES);
   }
 
   get bytes(): number {
