@@ -107,13 +107,21 @@ test('a paced flush rests between parts as long as each part took: serving keeps
     }) as Db['transaction'];
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 1);
-    await writeIntervalInParts(slow, countedInTwoHours().take(), () => assert.fail('nothing fails'), () => 1);
+    await writeIntervalInParts(
+      slow,
+      countedInTwoHours().take(),
+      () => assert.fail('nothing fails'),
+      () => 1,
+    );
     clearInterval(ticker);
     assert.equal(spans.length, Math.ceil(SITES / FLUSH_SITES_PER_WRITE));
     for (let i = 1; i < spans.length; i++) {
       const took = spans[i - 1]!.end - spans[i - 1]!.start;
       const rested = spans[i]!.start - spans[i - 1]!.end;
-      assert.ok(rested >= took * 0.9, `part ${i}: rested ${rested.toFixed(1)} ms after ${took.toFixed(1)} ms`);
+      assert.ok(
+        rested >= took * 0.9,
+        `part ${i}: rested ${rested.toFixed(1)} ms after ${took.toFixed(1)} ms`,
+      );
     }
     assert.ok(ticks >= spans.length, `timers ran ${ticks} times during the flush`);
 
