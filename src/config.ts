@@ -113,8 +113,9 @@ export interface Config {
    */
   workers: number;
   /**
-   * SERVE_CACHE_MB (default 256): memory bound of the site server's record, manifest and blob caches, for
-   * the whole node (each of WORKERS processes takes its share).
+   * SERVE_CACHE_MB (default 256): memory bound of the site server's host, record, manifest and blob caches
+   * and the fast path's memoized responses, together, for the whole node (each of WORKERS processes takes
+   * its share).
    */
   serveCacheBytes: number;
   /**
@@ -661,7 +662,7 @@ export const VARIABLES: { readonly [N in VariableName]: Variable<Values[N]> } = 
   SERVE_CACHE_MB: {
     parse: wholeNumber(1, 1 << 20),
     default: 256,
-    doc: "memory bound of the site server's caches, for the node (each of `WORKERS` takes its share)",
+    doc: "memory bound of the site server's caches and memoized responses, for the node (each of `WORKERS` takes its share)",
   },
   SERVE_FAST_PATH: {
     parse: boolean,
