@@ -345,9 +345,14 @@ export async function updateSite(
           }
         : {}),
     });
-    // Inside the transaction so the garbage collector cannot drop a blob between check and reference.
-    const reusable = await ownerStoredHashes(trx, account.id, hashes);
+    // A hash the live version has at the same path is referenced by that version's rows, which stay as
+    // long as the site does; only the others are looked up among the owner's blobs (a one-file republish
+    // of 1000 files asks about one hash, not 1000 that every earlier version of the site also holds).
+    const reusable = new Set<string>();
     for (const f of files) if (f.hash && previousHash.get(f.path) === f.hash) reusable.add(f.hash);
+    const others = hashes.filter((h) => !reusable.has(h));
+    // Inside the transaction so the garbage collector cannot drop a blob between check and reference.
+    for (const h of await ownerStoredHashes(trx, account.id, others)) reusable.add(h);
     const { rows, plan } = planVersion(deps, slug, versionId, files, reusable, now);
     await abandonPendingVersions(trx, slug);
     await insertVersion(trx, versionRow(versionId, slug, files, now), rows);
