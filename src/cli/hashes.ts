@@ -11,7 +11,8 @@
 //   the cache and hashing every file again.
 
 import { createHash } from 'node:crypto';
-import { open, rm } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { type FileStamp, isContentTypeFor, type KnownHashes, type LocalFile } from '../client/publish.js';
 import { slipwayFile, writePrivate } from './state.js';
 
@@ -23,6 +24,7 @@ interface Entry extends FileStamp {
   contentType: string;
 }
 
+/** The file's document (laid out as LAYOUT says). */
 interface CacheFile {
   format: number;
   /** SHA-256 of JSON.stringify(files): a file edited by anything but this module does not match. */
@@ -47,13 +49,14 @@ const NOTHING: KnownHashes = { get: () => undefined };
 export async function readHashes(path: string): Promise<RememberedHashes> {
   let text: string;
   let writtenNs: bigint;
+  // Synchronous, as the walk's stats are: three thread-pool round trips cost more than the read.
   try {
-    const handle = await open(path, 'r');
+    const fd = openSync(path, 'r');
     try {
-      writtenNs = (await handle.stat({ bigint: true })).mtimeNs;
-      text = await handle.readFile('utf8');
+      writtenNs = fstatSync(fd, { bigint: true }).mtimeNs;
+      text = readFileSync(fd, 'utf8');
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   } catch (err) {
     // Unreadable (a folder, no permission) is as good as damaged: it never stops a publish.
@@ -75,24 +78,30 @@ export async function readHashes(path: string): Promise<RememberedHashes> {
   };
 }
 
-const sumOf = (files: Record<string, Entry>) =>
-  createHash('sha256').update(JSON.stringify(files)).digest('hex');
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The file as writeHashes lays it out: the checksum is of the `files` text exactly as it stands, so a
+ * reader hashes that slice instead of serialising 1000 parsed entries again (a one-file republish of
+ * 1000 files spent ~5 ms in that JSON.stringify, each way). Any other layout is not ours.
+ */
+const LAYOUT = new RegExp(`^\\{"format":${FORMAT},"sum":"([0-9a-f]{64})","files":(\\{.*\\})\\}\\n?$`, 's');
 
 const DECIMAL = /^\d{1,30}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 
 /** The entries of a cache file, or undefined if any part of it is not what writeHashes writes. */
 function parse(text: string): Map<string, Entry> | undefined {
-  let doc: CacheFile;
+  const layout = LAYOUT.exec(text);
+  if (!layout || sha256(layout[2]!) !== layout[1]) return undefined;
+  let files: CacheFile['files'];
   try {
-    doc = JSON.parse(text) as CacheFile;
+    files = JSON.parse(layout[2]!) as CacheFile['files'];
   } catch {
     return undefined;
   }
-  if (doc === null || typeof doc !== 'object' || doc.format !== FORMAT) return undefined;
-  if (doc.files === null || typeof doc.files !== 'object' || doc.sum !== sumOf(doc.files)) return undefined;
   const entries = new Map<string, Entry>();
-  for (const [path, e] of Object.entries(doc.files)) {
+  for (const [path, e] of Object.entries(files)) {
     const valid =
       e !== null &&
       typeof e === 'object' &&
@@ -117,8 +126,9 @@ export async function writeHashes(path: string, files: LocalFile[]): Promise<voi
   for (const f of files) {
     if (f.stamp) entries[f.path] = { ...f.stamp, hash: f.hash, contentType: f.contentType };
   }
-  const doc: CacheFile = { format: FORMAT, sum: sumOf(entries), files: entries };
-  await writePrivate(path, `${JSON.stringify(doc)}\n`);
+  // JSON.stringify({format, sum, files}) with the files' text made once (LAYOUT).
+  const text = JSON.stringify(entries);
+  await writePrivate(path, `{"format":${FORMAT},"sum":"${sha256(text)}","files":${text}}\n`);
 }
 
 export async function forgetHashes(path: string): Promise<void> {
