@@ -15,6 +15,7 @@
 // the system. Details never hold a secret or a variable's value: `recordAudit` refuses such field names.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomInt } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Db } from '../store/db/db.js';
 import type { Database } from '../store/db/schema.js';
@@ -111,8 +112,22 @@ function checkDetails(details: Record<string, unknown>): void {
   }
 }
 
-/** `aud_` + 15-digit ms + random: ordered by time, so the id is the page cursor. */
-const auditId = (at: number) => `aud_${String(Math.max(0, Math.floor(at))).padStart(15, '0')}${randomHex(6)}`;
+/**
+ * Entries of the same millisecond are ordered by this process's count (one change's entries share its
+ * clock reading; with a random suffix alone an archive deploy listed version.finalize before site.create).
+ * It starts at a random point below 2^31, so a process records 2^31 entries before it could wrap, and
+ * two processes' entries of the same millisecond rarely share a count; the random part keeps ids unique.
+ */
+let auditSequence = randomInt(2 ** 31);
+
+/**
+ * `aud_` + 15-digit ms + 8 hex of the process's count + 8 random hex: ordered by time, then by recording
+ * within a process, so the id is the page cursor.
+ */
+function auditId(at: number): string {
+  const count = (auditSequence++).toString(16).padStart(8, '0');
+  return `aud_${String(Math.max(0, Math.floor(at))).padStart(15, '0')}${count}${randomHex(4)}`;
+}
 
 /**
  * Records one entry in `trx`, the transaction of the change it describes (a rolled-back change leaves

@@ -222,7 +222,10 @@ export interface LinkTable {
 /** A browser session of the web pages; the cookie's token is never stored, only its SHA-256. */
 /** One recorded change (core/audit.ts): who, from where, when, what. Never a secret or a variable value. */
 export interface AuditTable {
-  /** `aud_<ms, 15 digits><random>`: sorts by time, so it doubles as the page cursor. */
+  /**
+   * `aud_<ms, 15 digits><count within the process, 8 hex><random>`: sorts by time (and by recording within a
+   * process), so it doubles as the page cursor.
+   */
   id: string;
   /** The account whose things changed; null for an operator action on no account (a block). */
   account_id: string | null;
