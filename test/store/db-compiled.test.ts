@@ -1,9 +1,10 @@
-// Queries compiled once (src/store/db/compiled.ts, issue 23): the site server's miss-path lookups skip
-// Kysely's builder and compiler after the first call, and still answer each call's own value.
+// Queries compiled once (src/store/db/compiled.ts, issue 23): the site server's miss-path lookups and the
+// analytics flush's batched statements skip Kysely's builder and compiler after the first call, and still
+// run with each call's own values.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { compiledOnce } from '../../src/store/db/compiled.js';
+import { describe, test } from 'node:test';
+import { compiledOnce, compiledPerShape } from '../../src/store/db/compiled.js';
 import { Db } from '../../src/store/db/db.js';
 import { siteServingRow, slugState } from '../../src/store/db/tables/site.js';
 
@@ -51,4 +52,59 @@ test('a query with other parameters than the one value is refused', async () => 
   } finally {
     await db.close();
   }
+});
+
+describe('compiledPerShape (the analytics flush)', () => {
+  const keysStatement = (columns: Array<'slug' | 'day' | 'kind' | 'key' | 'count'>, onBuild: () => void) =>
+    compiledPerShape({
+      build: (db, rows: Array<{ slug: string; day: number; kind: string; key: string; count: number }>) => {
+        onBuild();
+        return db.insertInto('analytics_keys').values(rows);
+      },
+      shape: (rows) => String(rows.length),
+      params: (rows) => rows.flatMap((r) => columns.map((c) => r[c])),
+      probe: (rows) =>
+        rows.map((_, i) => ({ slug: `s${i}`, day: -1 - i, kind: `k${i}`, key: `y${i}`, count: -100 - i })),
+    });
+  const rowsOf = (n: number, day: number) =>
+    Array.from({ length: n }, (_, i) => ({ slug: `site-${i}`, day, kind: 'path', key: '/', count: i + 1 }));
+
+  test('writes each call’s rows, building once per shape across transactions and once per database', async () => {
+    const dbs = [Db.sqlite(':memory:'), Db.sqlite(':memory:')];
+    try {
+      let builds = 0;
+      const insert = keysStatement(['slug', 'day', 'kind', 'key', 'count'], () => builds++);
+      for (const db of dbs) {
+        await db.migrate();
+        for (const day of [1, 2, 3]) await db.transaction((trx) => insert(trx, rowsOf(3, day)));
+        await db.transaction((trx) => insert(trx, rowsOf(5, 4)));
+        const stored = await db.kysely
+          .selectFrom('analytics_keys')
+          .selectAll()
+          .orderBy('day')
+          .orderBy('slug')
+          .execute();
+        assert.equal(stored.length, 3 * 3 + 5);
+        assert.deepEqual(stored.at(-1), { slug: 'site-4', day: 4, kind: 'path', key: '/', count: 5 });
+      }
+      assert.equal(builds, 4, 'two shapes, on each of two databases');
+    } finally {
+      for (const db of dbs) await db.close();
+    }
+  });
+
+  test('a params() that puts one column in another’s place is refused at the first compile, writing nothing', async () => {
+    const db = Db.sqlite(':memory:');
+    try {
+      await db.migrate();
+      // kind and key swapped, on rows whose kind and key are equal: a check of these rows' own values
+      // would pass and the next rows would be written wrong; the probe's distinct values catch it.
+      const swapped = keysStatement(['slug', 'day', 'key', 'kind', 'count'], () => {});
+      const rows = rowsOf(2, 1).map((r) => ({ ...r, key: r.kind }));
+      await assert.rejects(swapped(db.kysely, rows), /does not give the statement's parameters/);
+      assert.equal((await db.kysely.selectFrom('analytics_keys').selectAll().execute()).length, 0);
+    } finally {
+      await db.close();
+    }
+  });
 });
