@@ -15,7 +15,6 @@
 // the system. Details never hold a secret or a variable's value: `recordAudit` refuses such field names.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomInt } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Db } from '../store/db/db.js';
 import type { Database } from '../store/db/schema.js';
@@ -113,20 +112,25 @@ function checkDetails(details: Record<string, unknown>): void {
 }
 
 /**
- * Entries of the same millisecond are ordered by this process's count (one change's entries share its
- * clock reading; with a random suffix alone an archive deploy listed version.finalize before site.create).
- * It starts at a random point below 2^31, so a process records 2^31 entries before it could wrap, and
- * two processes' entries of the same millisecond rarely share a count; the random part keeps ids unique.
+ * Entries of the same millisecond are ordered by a count of this process's entries of that millisecond
+ * (one change's entries share its clock reading; with a random suffix alone an archive deploy listed
+ * version.finalize before site.create). The count starts again at each new millisecond, so an id tells
+ * nothing of how many entries the instance records (a count across milliseconds would let an owner
+ * measure other accounts' activity between two of their own entries); the random part keeps ids of
+ * several processes unique.
  */
-let auditSequence = randomInt(2 ** 31);
+let lastAuditAt = -1;
+let auditCount = 0;
 
 /**
- * `aud_` + 15-digit ms + 8 hex of the process's count + 8 random hex: ordered by time, then by recording
- * within a process, so the id is the page cursor.
+ * `aud_` + 15-digit ms + 8 hex of that count + 8 random hex: ordered by time, then by recording within a
+ * process, so the id is the page cursor.
  */
 function auditId(at: number): string {
-  const count = (auditSequence++).toString(16).padStart(8, '0');
-  return `aud_${String(Math.max(0, Math.floor(at))).padStart(15, '0')}${count}${randomHex(4)}`;
+  const ms = Math.max(0, Math.floor(at));
+  auditCount = ms === lastAuditAt ? auditCount + 1 : 0;
+  lastAuditAt = ms;
+  return `aud_${String(ms).padStart(15, '0')}${auditCount.toString(16).padStart(8, '0')}${randomHex(4)}`;
 }
 
 /**

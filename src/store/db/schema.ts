@@ -223,8 +223,8 @@ export interface LinkTable {
 /** One recorded change (core/audit.ts): who, from where, when, what. Never a secret or a variable value. */
 export interface AuditTable {
   /**
-   * `aud_<ms, 15 digits><count within the process, 8 hex><random>`: sorts by time (and by recording within a
-   * process), so it doubles as the page cursor.
+   * `aud_<ms, 15 digits><the process's count of that ms, 8 hex><random>`: sorts by time (and by recording
+   * within a process), so it doubles as the page cursor.
    */
   id: string;
   /** The account whose things changed; null for an operator action on no account (a block). */
