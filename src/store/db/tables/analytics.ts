@@ -9,7 +9,7 @@ import type { AnalyticsCountTable, AnalyticsKeyTable } from '../schema.js';
 export type AnalyticsCountRow = AnalyticsCountTable;
 export type AnalyticsKeyRow = AnalyticsKeyTable;
 
-/** Rows per multi-row statement (13 parameters each: far below either database's limit). */
+/** Rows per multi-row statement (at most 14 parameters a row: 5,600, far below either database's limit). */
 const CHUNK = 400;
 
 /** Serialises flushes across nodes on PostgreSQL for the rest of the transaction (sketches are merged in JS). */
