@@ -24,14 +24,6 @@ interface Entry extends FileStamp {
   contentType: string;
 }
 
-/** The file's document (laid out as LAYOUT says). */
-interface CacheFile {
-  format: number;
-  /** SHA-256 of JSON.stringify(files): a file edited by anything but this module does not match. */
-  sum: string;
-  files: Record<string, Entry>;
-}
-
 export interface RememberedHashes {
   known: KnownHashes;
   /** The cache file was there but could not be used (every file is hashed again). */
@@ -81,9 +73,11 @@ export async function readHashes(path: string): Promise<RememberedHashes> {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * The file as writeHashes lays it out: the checksum is of the `files` text exactly as it stands, so a
- * reader hashes that slice instead of serialising 1000 parsed entries again (a one-file republish of
- * 1000 files spent ~5 ms in that JSON.stringify, each way). Any other layout is not ours.
+ * The file as writeHashes lays it out, `{"format":1,"sum":"<sha256>","files":{<path>: Entry, ...}}`: the
+ * sum is the SHA-256 of the `files` text exactly as it stands (a file edited by anything but this module
+ * does not match), so a reader hashes that slice instead of serialising 1000 parsed entries again (a
+ * one-file republish of 1000 files spent ~5 ms in that JSON.stringify, each way). Any other layout is not
+ * ours.
  */
 const LAYOUT = new RegExp(`^\\{"format":${FORMAT},"sum":"([0-9a-f]{64})","files":(\\{.*\\})\\}\\n?$`, 's');
 
@@ -94,9 +88,9 @@ const SHA256 = /^[0-9a-f]{64}$/;
 function parse(text: string): Map<string, Entry> | undefined {
   const layout = LAYOUT.exec(text);
   if (!layout || sha256(layout[2]!) !== layout[1]) return undefined;
-  let files: CacheFile['files'];
+  let files: Record<string, Entry>;
   try {
-    files = JSON.parse(layout[2]!) as CacheFile['files'];
+    files = JSON.parse(layout[2]!) as Record<string, Entry>;
   } catch {
     return undefined;
   }
