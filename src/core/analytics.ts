@@ -78,22 +78,31 @@ export class ReuseTally {
   ) {}
 }
 
-/** A site's counts for one hour of one interval. */
+/**
+ * A site's counts for one hour of one interval. A node that answered 100,000 sites in a minute holds
+ * 100,000 of these until the flush (issue 23), so the usual site's counts are plain fields: status classes
+ * as five numbers, not an array, and the first path and host each in two fields (a one-page site reached at
+ * one host needs no Map).
+ */
 export class SiteTally {
   pageViews = 0;
   bytes = 0;
   notFound = 0;
   bots = 0;
-  /** Answers by status class: 1xx..5xx at 1..5. */
-  readonly classes = [0, 0, 0, 0, 0, 0];
+  /** Answers by status class. */
+  status1xx = 0;
+  status2xx = 0;
+  status3xx = 0;
+  status4xx = 0;
+  status5xx = 0;
   visitors: Sketch | null = null;
+  /** Page views by path: the first path in two fields, any other in `paths`. */
+  path: string | null = null;
+  pathViews = 0;
   paths: Map<string, number> | null = null;
   referrers: Map<string, number> | null = null;
   notFoundPaths: Map<string, number> | null = null;
-  /**
-   * Page views by the host they came through (the site's own, a preview or alias, a handle or domain): the
-   * first host in two fields (most sites are reached at one: no Map for them), any other in `hosts`.
-   */
+  /** Page views by the host they came through (the site's own, a preview or alias, a handle or domain). */
   host: string | null = null;
   hostViews = 0;
   hosts: Map<string, number> | null = null;
@@ -101,13 +110,49 @@ export class SiteTally {
   slugMix = 0;
   slugSeed: number | null = null;
 
+  /** `n` answers with `status` (one outside 100..599 is not counted by class). */
+  addStatus(status: number, n = 1): void {
+    switch ((status / 100) | 0) {
+      case 1:
+        this.status1xx += n;
+        break;
+      case 2:
+        this.status2xx += n;
+        break;
+      case 3:
+        this.status3xx += n;
+        break;
+      case 4:
+        this.status4xx += n;
+        break;
+      case 5:
+        this.status5xx += n;
+        break;
+    }
+  }
+
+  addPath(path: string, views: number): void {
+    if (this.path === null) {
+      this.path = ownedKey(path);
+      this.pathViews += views;
+    } else if (this.path === path) {
+      this.pathViews += views;
+    } else this.paths = bump(this.paths, path, views, MAX_KEYS_PER_INTERVAL - 1);
+  }
+
   addHost(host: string, views: number): void {
     if (this.host === null) {
       this.host = ownedString(host);
       this.hostViews += views;
     } else if (this.host === host) {
       this.hostViews += views;
-    } else this.hosts = bump(this.hosts, host, views);
+    } else this.hosts = bump(this.hosts, host, views, MAX_KEYS_PER_INTERVAL - 1);
+  }
+
+  /** Page views by path. */
+  *pathEntries(): Iterable<[string, number]> {
+    if (this.path !== null) yield [this.path, this.pathViews];
+    if (this.paths !== null) yield* this.paths;
   }
 
   /** Page views by host. */
@@ -120,15 +165,30 @@ export class SiteTally {
 /** The counters of one interval: hour start -> slug -> tally. */
 export type Interval = Map<number, Map<string, SiteTally>>;
 
-function bump(map: Map<string, number> | null, key: string, by = 1): Map<string, number> {
+/**
+ * `key`'s count in `map` (made when null) up by `by`; past `max` keys the rest add up under OTHER_KEY
+ * (`max` one less where the tally holds its first key in fields: MAX_KEYS_PER_INTERVAL in all).
+ */
+function bump(
+  map: Map<string, number> | null,
+  key: string,
+  by = 1,
+  max = MAX_KEYS_PER_INTERVAL,
+): Map<string, number> {
   const m = map ?? new Map<string, number>();
   const had = m.get(key);
   if (had !== undefined) m.set(key, had + by);
-  // A new key is a copy: the caller's is often a slice of a request head, kept alive as long as the interval.
-  else if (m.size < MAX_KEYS_PER_INTERVAL)
-    m.set(ownedString(key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key), by);
+  else if (m.size < max) m.set(ownedKey(key), by);
   else m.set(OTHER_KEY, (m.get(OTHER_KEY) ?? 0) + by);
   return m;
+}
+
+/**
+ * A key kept for the interval: a copy (the caller's is often a slice of a request head, which it would keep
+ * alive), cut to MAX_KEY_CHARS.
+ */
+function ownedKey(key: string): string {
+  return ownedString(key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key);
 }
 
 /** Host of a Referer value (`https://host:port/...` -> `host`), lowercased; '' when it has none. */
@@ -293,8 +353,7 @@ export class AnalyticsCounter {
     const now = at || this.coarseNow();
     const t = this.tallyFor(slug, now);
     t.bytes += bytes;
-    const cls = (status / 100) | 0;
-    if (cls >= 1 && cls <= 5) t.classes[cls]! += 1;
+    t.addStatus(status);
     const agent = this.agent(headers['user-agent']);
     if (agent < 0) {
       t.bots++;
@@ -307,7 +366,7 @@ export class AnalyticsCounter {
     }
     if (status !== 200 || !html || !get) return;
     t.pageViews++;
-    t.paths = bump(t.paths, path);
+    t.addPath(path, 1);
     t.addHost(host, 1);
     countReferrer(t, headers);
     this.addVisitor(t, slug, address, agent, now);
@@ -392,11 +451,11 @@ export class AnalyticsCounter {
       const t = this.siteTally(r.slug);
       const answers = r.answers + r.bots;
       t.bytes += answers * r.bytes;
-      t.classes[2]! += answers;
+      t.status2xx += answers;
       t.bots += r.bots;
       if (r.html && r.answers > 0) {
         t.pageViews += r.answers;
-        t.paths = bump(t.paths, r.path, r.answers);
+        t.addPath(r.path, r.answers);
         t.addHost(r.host, r.answers);
       }
       r.answers = 0;
@@ -453,12 +512,16 @@ function mergeTally(into: SiteTally, t: SiteTally): void {
   into.bytes += t.bytes;
   into.notFound += t.notFound;
   into.bots += t.bots;
-  for (let i = 0; i < 6; i++) into.classes[i]! += t.classes[i]!;
+  into.status1xx += t.status1xx;
+  into.status2xx += t.status2xx;
+  into.status3xx += t.status3xx;
+  into.status4xx += t.status4xx;
+  into.status5xx += t.status5xx;
   if (t.visitors !== null) {
     into.visitors ??= emptySketch();
     sketchMerge(into.visitors, t.visitors);
   }
-  for (const [k, v] of t.paths ?? []) into.paths = bump(into.paths, k, v);
+  for (const [k, v] of t.pathEntries()) into.addPath(k, v);
   for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v);
   for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v);
   for (const [k, v] of t.hostEntries()) into.addHost(k, v);
@@ -526,11 +589,11 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
       row.bytes += t.bytes;
       row.not_found += t.notFound;
       row.bots += t.bots;
-      row.status_1xx += t.classes[1]!;
-      row.status_2xx += t.classes[2]!;
-      row.status_3xx += t.classes[3]!;
-      row.status_4xx += t.classes[4]!;
-      row.status_5xx += t.classes[5]!;
+      row.status_1xx += t.status1xx;
+      row.status_2xx += t.status2xx;
+      row.status_3xx += t.status3xx;
+      row.status_4xx += t.status4xx;
+      row.status_5xx += t.status5xx;
       if (t.visitors !== null) {
         let s = sketches.get(id);
         if (s === undefined) {
@@ -553,7 +616,7 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
       for (const [slug, t] of sites) {
         add(slug, 'hour', hour, t);
         add(slug, 'day', day, t);
-        addKeys(slug, day, 'path', t.paths);
+        addKeys(slug, day, 'path', t.pathEntries());
         addKeys(slug, day, 'referrer', t.referrers);
         addKeys(slug, day, 'notfound', t.notFoundPaths);
         addKeys(slug, day, 'host', t.hostEntries());

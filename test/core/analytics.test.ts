@@ -57,6 +57,42 @@ describe('analytics counter', () => {
     assert.equal(tally.notFoundPaths!.get(OTHER_KEY), 50);
   });
 
+  test('page views by path and host: the first and the others alike, bounded, and put back whole', () => {
+    const c = new AnalyticsCounter(new MovableClock());
+    const view = (path: string, host = 'h.example') =>
+      c.record('s', host, 200, 10, path, true, true, { 'user-agent': UA }, '192.0.2.1');
+    view('/');
+    view('/about');
+    view('/', 'alias.example');
+    view('/');
+    for (let i = 0; i < MAX_KEYS_PER_INTERVAL + 20; i++) view(`/p-${i}`);
+    for (const status of [101, 204, 301, 302, 410, 503, 600])
+      c.record('s', 'h.example', status, 0, '/x', false, true, { 'user-agent': UA }, '');
+    const taken = c.take();
+    const paths = new Map([...[...taken.values()][0]!.get('s')!.pathEntries()]);
+    assert.equal(paths.size, MAX_KEYS_PER_INTERVAL + 1, 'MAX_KEYS_PER_INTERVAL paths and (other)');
+    assert.deepEqual([paths.get('/'), paths.get('/about'), paths.get('/p-0')], [3, 1, 1]);
+    assert.equal(paths.get(OTHER_KEY), 22);
+    // A flush that failed is put back, and the next views add to it.
+    c.restore(taken);
+    view('/');
+    view('/p-150', 'alias.example');
+    const t = [...c.take().values()][0]!.get('s')!;
+    const again = new Map([...t.pathEntries()]);
+    assert.deepEqual([again.get('/'), again.get('/about'), again.get(OTHER_KEY)], [4, 1, 23]);
+    assert.deepEqual(
+      [...t.hostEntries()],
+      [
+        ['h.example', 3 + MAX_KEYS_PER_INTERVAL + 20 + 1],
+        ['alias.example', 2],
+      ],
+    );
+    assert.deepEqual(
+      [t.status1xx, t.status2xx, t.status3xx, t.status4xx, t.status5xx],
+      [1, 4 + MAX_KEYS_PER_INTERVAL + 20 + 1 + 2, 2, 1, 1],
+    );
+  });
+
   test('sketches survive text storage, sparse and dense, and merge without counting twice', () => {
     const a = emptySketch();
     const b = emptySketch();
@@ -116,7 +152,7 @@ describe('analytics counter', () => {
     for (const [slug, t] of sites) {
       const expected = Number(slug.slice(1)) < 5_000 ? 2 : 1;
       assert.equal(t.pageViews, expected, slug);
-      assert.deepEqual([...t.paths!], [['/', expected]]);
+      assert.deepEqual([...t.pathEntries()], [['/', expected]]);
       views += t.pageViews;
     }
     assert.equal(views, 15_000);
@@ -155,10 +191,10 @@ describe('analytics counter', () => {
     const interval = c.take();
     const nine = interval.get(Date.UTC(2026, 10, 25, 9))!.get('s')!;
     assert.deepEqual(
-      [nine.pageViews, nine.bots, nine.bytes, nine.classes[2], sketchEstimate(nine.visitors!)],
+      [nine.pageViews, nine.bots, nine.bytes, nine.status2xx, sketchEstimate(nine.visitors!)],
       [3, 1, 4 * 100 + 40, 5, 2],
     );
-    assert.deepEqual([...nine.paths!], [['/', 3]]);
+    assert.deepEqual([...nine.pathEntries()], [['/', 3]]);
     assert.deepEqual([...nine.hostEntries()], [['h.example', 3]]);
     const t = interval.get(Date.UTC(2026, 10, 25, 9))!.get('t')!;
     assert.deepEqual([t.pageViews, [...t.referrers!]], [1, [['news.example.org', 1]]]);
@@ -175,6 +211,6 @@ describe('analytics counter', () => {
     c.restore(failed);
     answer(asset, UA, '');
     const again = [...c.take().values()][0]!.get('s')!;
-    assert.deepEqual([again.bytes, again.classes[2], again.pageViews], [80, 2, 0]);
+    assert.deepEqual([again.bytes, again.status2xx, again.pageViews], [80, 2, 0]);
   });
 });
