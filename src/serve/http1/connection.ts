@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ReuseTally } from '../../core/analytics.js';
 import { hostnameOf } from '../../core/hosts.js';
+import { ownedString } from '../../shared/strings.js';
 import type { Reuse, SiteRequestHead, SiteResponse } from '../exchange.js';
 import type { LruPartition } from '../lru.js';
 import { MEMO_MAX_ENTRY_BYTES, type MemoEntry, ResponseMemo } from './memo.js';
@@ -461,7 +462,8 @@ class Http1Connection {
     const wire = Buffer.allocUnsafeSlow(fields.length + body.length);
     wire.write(fields, 0, 'latin1');
     body.copy(wire, fields.length);
-    const stored = this.front.memo!.set(exchange.memoKey!, {
+    // The key is a copy: as made, it is slices of this request's head text, and would keep it all alive.
+    const stored = this.front.memo!.set(ownedString(exchange.memoKey!), {
       wire,
       slug: reuse.slug,
       host: reuse.host,
