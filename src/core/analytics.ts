@@ -325,7 +325,8 @@ export class AnalyticsCounter {
     if (code === undefined) {
       code = isbot(ua) ? -1 : finish(mixString(AGENT_SEED, ua));
       if (this.agents.size >= BOT_CACHE_MAX) this.agents.clear();
-      this.agents.set(ua, code);
+      // A copy: the field is a slice of its request's head, which the cache would keep whole.
+      this.agents.set(ownedString(ua), code);
     }
     this.lastAgent = ua;
     this.lastAgentCode = code;

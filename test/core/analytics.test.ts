@@ -4,6 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   AnalyticsCounter,
   MAX_KEYS_PER_INTERVAL,
@@ -91,6 +93,27 @@ describe('analytics counter', () => {
       [t.status1xx, t.status2xx, t.status3xx, t.status4xx, t.status5xx],
       [1, 4 + MAX_KEYS_PER_INTERVAL + 20 + 1 + 2, 2, 1, 1],
     );
+  });
+
+  test('the user agents it remembers keep nothing else of their requests', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const c = new AnalyticsCounter(new MovableClock());
+    // Each agent a slice of a 14 KB head, as the fast path parses it.
+    const pad = 'X-Pad: '.padEnd(14_000, 'p');
+    const headers = Array.from({ length: 500 }, (_, i) => {
+      const head = `${pad}\r\nUser-Agent: ${UA} build/${i}\r\n`;
+      return { 'user-agent': head.slice(head.indexOf('User-Agent: ') + 12, -2) };
+    });
+    gc();
+    const withHeads = process.memoryUsage().heapUsed;
+    for (const h of headers) c.record('s', 'h.example', 200, 10, '/', true, true, h, '192.0.2.1');
+    headers.length = 0;
+    gc();
+    // The requests are gone: their 500 heads (7 MB) must be freed, whatever the counter remembers.
+    const freed = withHeads - process.memoryUsage().heapUsed;
+    assert.ok(freed > 500 * 12_000, `only ${freed} bytes freed of 500 heads of 14 KB`);
+    assert.equal([...c.take().values()][0]!.get('s')!.pageViews, 500);
   });
 
   test('sketches survive text storage, sparse and dense, and merge without counting twice', () => {
