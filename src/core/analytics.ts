@@ -50,6 +50,14 @@ export const DAY_MS = 86_400_000;
 export const HOURLY_KEEP_MS = 7 * DAY_MS;
 /** Distinct paths (and referrers, 404 paths) counted per site and interval; the rest add up under OTHER_KEY. */
 export const MAX_KEYS_PER_INTERVAL = 100;
+/**
+ * Keys (a path after a site's first, a referrer, a 404 path, a host after the first) a node's counter adds
+ * in one interval over all sites; past it new keys add up under OTHER_KEY until the next flush. Requests
+ * choose 404 paths and referrers: without it a client asking random 300-character paths of many sites grew
+ * the heap by ~400 bytes a request until the flush (issue 23: RSS bounded whatever the traffic). At most
+ * ~40 MB of keys, usually a tenth of that.
+ */
+export const MAX_KEYS_PER_NODE_INTERVAL = 100_000;
 export const OTHER_KEY = '(other)';
 /** Longest path or referrer host kept (longer ones are cut). */
 const MAX_KEY_CHARS = 300;
@@ -131,22 +139,22 @@ export class SiteTally {
     }
   }
 
-  addPath(path: string, views: number): void {
+  addPath(path: string, views: number, budget: KeyBudget): void {
     if (this.path === null) {
       this.path = ownedKey(path);
       this.pathViews += views;
     } else if (this.path === path) {
       this.pathViews += views;
-    } else this.paths = bump(this.paths, path, views, MAX_KEYS_PER_INTERVAL - 1);
+    } else this.paths = bump(this.paths, path, views, budget, MAX_KEYS_PER_INTERVAL - 1);
   }
 
-  addHost(host: string, views: number): void {
+  addHost(host: string, views: number, budget: KeyBudget): void {
     if (this.host === null) {
       this.host = ownedString(host);
       this.hostViews += views;
     } else if (this.host === host) {
       this.hostViews += views;
-    } else this.hosts = bump(this.hosts, host, views, MAX_KEYS_PER_INTERVAL - 1);
+    } else this.hosts = bump(this.hosts, host, views, budget, MAX_KEYS_PER_INTERVAL - 1);
   }
 
   /** Page views by path. */
@@ -165,21 +173,30 @@ export class SiteTally {
 /** The counters of one interval: hour start -> slug -> tally. */
 export type Interval = Map<number, Map<string, SiteTally>>;
 
+/** The keys a counter may still add in its interval (MAX_KEYS_PER_NODE_INTERVAL). */
+interface KeyBudget {
+  left: number;
+}
+
 /**
- * `key`'s count in `map` (made when null) up by `by`; past `max` keys the rest add up under OTHER_KEY
- * (`max` one less where the tally holds its first key in fields: MAX_KEYS_PER_INTERVAL in all).
+ * `key`'s count in `map` (made when null) up by `by`; past `max` keys in the map, or with `budget` spent,
+ * a new key adds up under OTHER_KEY (`max` one less where the tally holds its first key in fields:
+ * MAX_KEYS_PER_INTERVAL in all).
  */
 function bump(
   map: Map<string, number> | null,
   key: string,
-  by = 1,
+  by: number,
+  budget: KeyBudget,
   max = MAX_KEYS_PER_INTERVAL,
 ): Map<string, number> {
   const m = map ?? new Map<string, number>();
   const had = m.get(key);
   if (had !== undefined) m.set(key, had + by);
-  else if (m.size < max) m.set(ownedKey(key), by);
-  else m.set(OTHER_KEY, (m.get(OTHER_KEY) ?? 0) + by);
+  else if (m.size < max && budget.left > 0) {
+    m.set(ownedKey(key), by);
+    budget.left--;
+  } else m.set(OTHER_KEY, (m.get(OTHER_KEY) ?? 0) + by);
   return m;
 }
 
@@ -209,11 +226,11 @@ export function referrerHost(referer: string): string {
 }
 
 /** A page view's referrer host into `t`, unless it is none or the site itself. */
-function countReferrer(t: SiteTally, headers: IncomingHttpHeaders): void {
+function countReferrer(t: SiteTally, headers: IncomingHttpHeaders, budget: KeyBudget): void {
   const referer = headers.referer;
   if (referer === undefined) return;
   const host = referrerHost(referer);
-  if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host);
+  if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host, 1, budget);
 }
 
 /** Whether `host` (a referrer's, lowercase) is the request's own Host (a link inside the site). */
@@ -226,6 +243,8 @@ function isOwnHost(own: string | undefined, host: string): boolean {
 /** The node's (or worker's) counters since the last flush, and the day's salt. */
 export class AnalyticsCounter {
   private interval: Interval = new Map();
+  /** Keys this interval may still add (MAX_KEYS_PER_NODE_INTERVAL); take() starts a new interval's. */
+  private readonly keys: KeyBudget = { left: MAX_KEYS_PER_NODE_INTERVAL };
   private hourStart = -1;
   private hourEnd = -1;
   private hourMap: Map<string, SiteTally> = new Map();
@@ -362,14 +381,14 @@ export class AnalyticsCounter {
     }
     if (status === 404) {
       t.notFound++;
-      t.notFoundPaths = bump(t.notFoundPaths, path);
+      t.notFoundPaths = bump(t.notFoundPaths, path, 1, this.keys);
       return;
     }
     if (status !== 200 || !html || !get) return;
     t.pageViews++;
-    t.addPath(path, 1);
-    t.addHost(host, 1);
-    countReferrer(t, headers);
+    t.addPath(path, 1, this.keys);
+    t.addHost(host, 1, this.keys);
+    countReferrer(t, headers, this.keys);
     this.addVisitor(t, slug, address, agent, now);
   }
 
@@ -425,7 +444,7 @@ export class AnalyticsCounter {
     r.answers++;
     if (!r.html) return;
     const t = this.tallyFor(r.slug, now);
-    countReferrer(t, headers);
+    countReferrer(t, headers, this.keys);
     this.addVisitor(t, r.slug, address, agent, now);
   }
 
@@ -456,8 +475,8 @@ export class AnalyticsCounter {
       t.bots += r.bots;
       if (r.html && r.answers > 0) {
         t.pageViews += r.answers;
-        t.addPath(r.path, r.answers);
-        t.addHost(r.host, r.answers);
+        t.addPath(r.path, r.answers, this.keys);
+        t.addHost(r.host, r.answers, this.keys);
       }
       r.answers = 0;
       r.bots = 0;
@@ -469,6 +488,7 @@ export class AnalyticsCounter {
     this.foldReuse();
     const out = this.interval;
     this.interval = new Map();
+    this.keys.left = MAX_KEYS_PER_NODE_INTERVAL;
     this.forgetHour();
     return out;
   }
@@ -485,7 +505,7 @@ export class AnalyticsCounter {
       for (const [slug, t] of sites) {
         const into = map.get(slug);
         if (into === undefined) map.set(slug, t);
-        else mergeTally(into, t);
+        else mergeTally(into, t, this.keys);
       }
     }
     this.forgetHour();
@@ -508,7 +528,8 @@ export class AnalyticsCounter {
   }
 }
 
-function mergeTally(into: SiteTally, t: SiteTally): void {
+/** Adds `t` to `into`; keys new to `into` are charged to `budget` (those of a tally put back whole are not). */
+function mergeTally(into: SiteTally, t: SiteTally, budget: KeyBudget): void {
   into.pageViews += t.pageViews;
   into.bytes += t.bytes;
   into.notFound += t.notFound;
@@ -522,10 +543,10 @@ function mergeTally(into: SiteTally, t: SiteTally): void {
     into.visitors ??= emptySketch();
     sketchMerge(into.visitors, t.visitors);
   }
-  for (const [k, v] of t.pathEntries()) into.addPath(k, v);
-  for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v);
-  for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v);
-  for (const [k, v] of t.hostEntries()) into.addHost(k, v);
+  for (const [k, v] of t.pathEntries()) into.addPath(k, v, budget);
+  for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v, budget);
+  for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v, budget);
+  for (const [k, v] of t.hostEntries()) into.addHost(k, v, budget);
 }
 
 // ---- the flusher -------------------------------------------------------------------------------------

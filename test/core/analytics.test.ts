@@ -9,6 +9,7 @@ import { runInNewContext } from 'node:vm';
 import {
   AnalyticsCounter,
   MAX_KEYS_PER_INTERVAL,
+  MAX_KEYS_PER_NODE_INTERVAL,
   OTHER_KEY,
   ReuseTally,
   referrerHost,
@@ -57,6 +58,45 @@ describe('analytics counter', () => {
     assert.equal(tally.notFound, MAX_KEYS_PER_INTERVAL + 50);
     assert.equal(tally.notFoundPaths!.size, MAX_KEYS_PER_INTERVAL + 1);
     assert.equal(tally.notFoundPaths!.get(OTHER_KEY), 50);
+  });
+
+  test('random 404 paths and referrers over many sites: a node-wide bound on keys, no count lost', () => {
+    const c = new AnalyticsCounter(new MovableClock());
+    // 80 keys on each of 2,000 sites: 160,000 404 paths and 160,000 referrers, each long.
+    const sites = 2_000;
+    const perSite = 80;
+    const long = 'x'.repeat(280);
+    for (let i = 0; i < perSite; i++) {
+      for (let s = 0; s < sites; s++) {
+        const headers = { 'user-agent': UA, referer: `https://r${i}-${long}.example/` };
+        c.record(`s${s}`, 'h.example', 404, 0, `/${i}-${long}`, false, true, headers, '');
+        c.record(`s${s}`, 'h.example', 200, 10, '/', true, true, headers, '192.0.2.1');
+      }
+    }
+    const count = (taken: ReturnType<typeof c.take>) => {
+      let keys = 0;
+      let notFound = 0;
+      let referred = 0;
+      for (const t of [...taken.values()][0]!.values()) {
+        for (const [k, v] of t.notFoundPaths!) {
+          if (k !== OTHER_KEY) keys++;
+          notFound += v;
+        }
+        for (const [k, v] of t.referrers!) {
+          if (k !== OTHER_KEY) keys++;
+          referred += v;
+        }
+      }
+      return { keys, notFound, referred };
+    };
+    assert.deepEqual(count(c.take()), {
+      keys: MAX_KEYS_PER_NODE_INTERVAL,
+      notFound: sites * perSite,
+      referred: sites * perSite,
+    });
+    // The next interval has its own bound.
+    c.record('s1', 'h.example', 404, 0, '/again', false, true, { 'user-agent': UA }, '');
+    assert.deepEqual([...[...c.take().values()][0]!.get('s1')!.notFoundPaths!], [['/again', 1]]);
   });
 
   test('page views by path and host: the first and the others alike, bounded, and put back whole', () => {
