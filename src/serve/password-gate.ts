@@ -18,6 +18,7 @@ import { verifyPassword } from '../core/password.js';
 import { checkRateLimit } from '../core/rate-limit.js';
 import type { Clock } from '../shared/clock.js';
 import { cookieValues, sessionCookie } from '../shared/cookies.js';
+import { ownedString } from '../shared/strings.js';
 import type { RateStore } from '../store/rate/types.js';
 import { MAX_SESSIONS_PER_SITE, type SiteState } from './catalog.js';
 import type { SiteRequestHead, SiteResponse } from './exchange.js';
@@ -154,7 +155,8 @@ export class PasswordGate {
     const verified = verifySession(this.deps.siteCookieKey, record.slug, record.passwordFingerprint, value);
     if (verified === null) return 0;
     if (state.sessions.size >= MAX_SESSIONS_PER_SITE) state.sessions.clear();
-    state.sessions.set(value, verified);
+    // A copy: the value is a slice of its request's head, which the cached site state would keep whole.
+    state.sessions.set(ownedString(value), verified);
     return verified;
   }
 
