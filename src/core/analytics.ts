@@ -118,34 +118,35 @@ export class SiteTally {
   slugMix = 0;
   slugSeed: number | null = null;
 
-  /** `n` answers with `status` (one outside 100..599 is not counted by class). */
-  addStatus(status: number, n = 1): void {
+  /** An answer with `status` (one outside 100..599 is not counted by class). */
+  addStatus(status: number): void {
     switch ((status / 100) | 0) {
       case 1:
-        this.status1xx += n;
+        this.status1xx++;
         break;
       case 2:
-        this.status2xx += n;
+        this.status2xx++;
         break;
       case 3:
-        this.status3xx += n;
+        this.status3xx++;
         break;
       case 4:
-        this.status4xx += n;
+        this.status4xx++;
         break;
       case 5:
-        this.status5xx += n;
+        this.status5xx++;
         break;
     }
   }
 
   addPath(path: string, views: number, budget: KeyBudget): void {
+    const key = cutKey(path);
     if (this.path === null) {
-      this.path = ownedKey(path);
+      this.path = ownedString(key);
       this.pathViews += views;
-    } else if (this.path === path) {
+    } else if (this.path === key) {
       this.pathViews += views;
-    } else this.paths = bump(this.paths, path, views, budget, MAX_KEYS_PER_INTERVAL - 1);
+    } else this.paths = bump(this.paths, key, views, budget, MAX_KEYS_PER_INTERVAL - 1);
   }
 
   addHost(host: string, views: number, budget: KeyBudget): void {
@@ -191,21 +192,20 @@ function bump(
   max = MAX_KEYS_PER_INTERVAL,
 ): Map<string, number> {
   const m = map ?? new Map<string, number>();
-  const had = m.get(key);
-  if (had !== undefined) m.set(key, had + by);
+  const cut = cutKey(key);
+  const had = m.get(cut);
+  if (had !== undefined) m.set(cut, had + by);
   else if (m.size < max && budget.left > 0) {
-    m.set(ownedKey(key), by);
+    // A copy: the caller's key is often a slice of a request head, which the interval would keep whole.
+    m.set(ownedString(cut), by);
     budget.left--;
   } else m.set(OTHER_KEY, (m.get(OTHER_KEY) ?? 0) + by);
   return m;
 }
 
-/**
- * A key kept for the interval: a copy (the caller's is often a slice of a request head, which it would keep
- * alive), cut to MAX_KEY_CHARS.
- */
-function ownedKey(key: string): string {
-  return ownedString(key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key);
+/** `key` as kept: at most MAX_KEY_CHARS (a longer one adds up under its cut form). */
+function cutKey(key: string): string {
+  return key.length > MAX_KEY_CHARS ? key.slice(0, MAX_KEY_CHARS) : key;
 }
 
 /** Host of a Referer value (`https://host:port/...` -> `host`), lowercased; '' when it has none. */

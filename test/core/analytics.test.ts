@@ -60,6 +60,25 @@ describe('analytics counter', () => {
     assert.equal(tally.notFoundPaths!.get(OTHER_KEY), 50);
   });
 
+  test('a path longer than a key is kept cut, and every answer for it adds up there', () => {
+    const c = new AnalyticsCounter(new MovableClock());
+    const long = `/${'a'.repeat(400)}`;
+    const view = (path: string, status = 200) =>
+      c.record('s', 'h.example', status, 10, path, true, true, { 'user-agent': UA }, '192.0.2.1');
+    for (const path of ['/', long, long, `${long}-other-tail`]) view(path);
+    for (const path of [long, long, `${long}-b`]) view(path, 404);
+    const t = [...c.take().values()][0]!.get('s')!;
+    const cut = long.slice(0, 300);
+    assert.deepEqual(
+      [...t.pathEntries()],
+      [
+        ['/', 1],
+        [cut, 3],
+      ],
+    );
+    assert.deepEqual([...t.notFoundPaths!], [[cut, 3]]);
+  });
+
   test('random 404 paths and referrers over many sites: a node-wide bound on keys, no count lost', () => {
     const c = new AnalyticsCounter(new MovableClock());
     // 80 keys on each of 2,000 sites: 160,000 404 paths and 160,000 referrers, each long.
