@@ -110,7 +110,7 @@ export const getAudit = operation({
           200: {
             entries: [
               {
-                id: 'aud_0017954925200003f2a91c04e5f6a7b',
+                id: 'aud_001795492520000000000004e5f6a7b',
                 at,
                 actor: { kind: 'key', id: 'key_3f1c0a9b2d4e' },
                 ip: '203.0.113.7',

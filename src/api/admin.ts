@@ -438,7 +438,7 @@ export const listAudit = operation({
           200: {
             entries: [
               {
-                id: 'aud_0017954925200003f2a91c04e5f6a7b',
+                id: 'aud_001795492520000000000004e5f6a7b',
                 at,
                 actor: { kind: 'operator', id: operatorId },
                 ip: '203.0.113.7',
