@@ -340,7 +340,7 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
     const fastPath = installSiteFastPath(app.server, {
       isSiteHost: (hostname) => hostTarget(hostname, baseHost) === 'site',
       handle: (req, res, hostname) => siteServer.handle(req, res, hostname),
-      memoStore: siteServer.memoStore<MemoEntry>(MEMO_MAX_CHARGE_BYTES),
+      memoStore: (onDrop) => siteServer.memoStore<MemoEntry>(MEMO_MAX_CHARGE_BYTES, onDrop),
       generation: () => siteServer.generation(),
       unchangedSince: (slug, host, generation) => siteServer.unchangedSince(slug, host, generation),
       now: () => clock.now(),

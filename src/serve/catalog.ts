@@ -347,8 +347,12 @@ export class SiteCatalog {
    * from the memo keeps its ~1.9 KB response (a 1 KB page) while its ~5 KB of route, record, manifest and
    * body go first (issue 23: 100,000 one-page sites fit in 256 MB as responses, not as what made them).
    */
-  responses<V>(maxItemBytes: number): LruPartition<V> {
-    const partition = this.shared.partition<V>('r', { maxItemBytes, startsReferenced: true });
+  responses<V>(maxItemBytes: number, onDrop?: (key: string, value: V) => void): LruPartition<V> {
+    const partition = this.shared.partition<V>('r', {
+      maxItemBytes,
+      startsReferenced: true,
+      ...(onDrop !== undefined ? { onDrop } : {}),
+    });
     this.responseBytes = () => partition.bytes;
     return partition;
   }

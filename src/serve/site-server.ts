@@ -78,7 +78,7 @@ export interface SiteServer {
    * A share of the serving memory (SERVE_CACHE_MB) for the responses a transport memoizes, in one
    * eviction order with the hosts, sites and bytes they were made from.
    */
-  memoStore<V>(maxItemBytes: number): LruPartition<V>;
+  memoStore<V>(maxItemBytes: number, onDrop?: (key: string, value: V) => void): LruPartition<V>;
   /** Counts a response a transport answered from its memo (site responses by status, in /metrics). */
   countResponse(status: number): void;
   /** Records a memoized response answered again for visitor analytics (its `tally`, the request's head). */
@@ -165,7 +165,7 @@ export function createSiteServer(
     handle: (req, res, hostname) => server.handle(req, res, hostname),
     generation: () => catalog.generation,
     unchangedSince: (slug, host, generation) => catalog.unchangedSince(slug, host, generation),
-    memoStore: (maxItemBytes) => catalog.responses(maxItemBytes),
+    memoStore: (maxItemBytes, onDrop) => catalog.responses(maxItemBytes, onDrop),
     countResponse: (status) => {
       server.responses[status]! += 1;
     },

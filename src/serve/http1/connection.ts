@@ -13,10 +13,8 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ReuseTally } from '../../core/analytics.js';
 import { hostnameOf } from '../../core/hosts.js';
-import { ownedString } from '../../shared/strings.js';
 import type { Reuse, SiteRequestHead, SiteResponse } from '../exchange.js';
-import type { LruPartition } from '../lru.js';
-import { MEMO_MAX_ENTRY_BYTES, type MemoEntry, ResponseMemo } from './memo.js';
+import { type MemoEntry, type MemoStore, ResponseMemo } from './memo.js';
 import {
   MAX_HEAD_BYTES,
   parseRequestHead,
@@ -34,7 +32,7 @@ export interface SiteFastPathOptions {
    * Where memoized responses (memo.ts) are kept: a partition of the site server's serving memory; absent
    * turns the memo off.
    */
-  memoStore?: LruPartition<MemoEntry>;
+  memoStore?: MemoStore;
   /** The site server's change-event count (a memo entry records the count it was made at). */
   generation(): number;
   /** Whether no change event that could alter `slug`'s answers on `host` came after `generation`. */
@@ -331,7 +329,7 @@ class Http1Connection {
               this.peer.headers = head.headers;
               this.front.options.countReuse(hit.tally, this.peer, now);
             }
-            this.sendWire(head.keepAlive, hit.wire);
+            this.sendMemoized(head.keepAlive, hit);
             continue;
           }
         }
@@ -427,12 +425,18 @@ class Http1Connection {
   }
 
   /** A memoized 200: the status line and connection fields, then the stored fields and body. */
-  private sendWire(keepAliveRequested: boolean, wire: Buffer): void {
+  private sendMemoized(keepAliveRequested: boolean, entry: MemoEntry): void {
     const keepAlive = keepAliveRequested && !this.ended && this.front.keepAlive;
-    this.write(
-      statusLine(200) + currentDateLine() + (keepAlive ? this.front.keepAliveLines : CONNECTION_CLOSE),
-      wire,
-    );
+    const head =
+      statusLine(200) + currentDateLine() + (keepAlive ? this.front.keepAliveLines : CONNECTION_CLOSE);
+    if (entry.page === null) this.write(head, entry.bytes);
+    else {
+      // Copied out, always: the slot may hold another response before a queued write would be sent.
+      const out = Buffer.allocUnsafe(head.length + entry.length);
+      out.write(head, 0, 'latin1');
+      entry.bytes.copy(out, head.length, entry.offset, entry.offset + entry.length);
+      this.socket.write(out);
+    }
     this.finish(keepAlive);
   }
 
@@ -457,14 +461,7 @@ class Http1Connection {
     const fields = block.hasLength
       ? `${block.text}\r\n`
       : `${block.text}Content-Length: ${body.length}\r\n\r\n`;
-    if (fields.length + body.length > MEMO_MAX_ENTRY_BYTES) return;
-    // Its own memory (not the shared pool): the entry outlives many requests.
-    const wire = Buffer.allocUnsafeSlow(fields.length + body.length);
-    wire.write(fields, 0, 'latin1');
-    body.copy(wire, fields.length);
-    // The key is a copy: as made, it is slices of this request's head text, and would keep it all alive.
-    const stored = this.front.memo!.set(ownedString(exchange.memoKey!), {
-      wire,
+    const stored = this.front.memo!.store(exchange.memoKey!, fields, body, {
       slug: reuse.slug,
       host: reuse.host,
       generation: exchange.generation,

@@ -1,25 +1,47 @@
 // The fast path's response memo: a site response the site server marked reusable (a whole public file
-// from memory, see SiteResponse.send) is kept as its ready-to-send bytes, header fields and body in one
-// buffer, keyed by what the response depends on. The next identical request is one Map lookup and one
+// from memory, see SiteResponse.send) is kept as its ready-to-send bytes, header fields and body together
+// (a small one in a slot of the memo's slab, a larger one in a buffer of its own), keyed by what the
+// response depends on. The next identical request is one Map lookup and one
 // write: no host, site, file or body lookups, so serving 100,000 sites touches little more memory per
 // request than serving 10. An entry holds until a change event for its site or host (or one for every
 // host) and until the site's expiry. Its memory is a partition of the site server's serving budget.
 
 import type { ReuseTally } from '../../core/analytics.js';
+import { ownedString } from '../../shared/strings.js';
 import type { LruPartition } from '../lru.js';
+import { type SlabPage, WireSlab } from './wire-slab.js';
 
-export interface MemoEntry {
-  /** Header fields (after Date and Connection), the blank line, then the body. */
-  readonly wire: Buffer;
-  /** The site and host the response was made for (their change events end it). */
-  readonly slug: string;
-  readonly host: string;
-  /** The change-event count it is known valid at: made then, or checked since (see ResponseMemo.get). */
+/** A memoized response. */
+export class MemoEntry {
+  constructor(
+    /**
+     * Its bytes are `length` bytes of this buffer from `offset`: the header fields (after Date and
+     * Connection), the blank line, then the body. A slab page's (`page`), or the entry's own buffer.
+     */
+    readonly bytes: Buffer,
+    readonly offset: number,
+    readonly length: number,
+    /** The slab page holding the bytes (they are only copied out: see wire-slab.ts); null: own buffer. */
+    readonly page: SlabPage | null,
+    /** The site and host the response was made for (their change events end it). */
+    readonly slug: string,
+    readonly host: string,
+    /** The change-event count it is known valid at: made then, or checked since (see ResponseMemo.get). */
+    public generation: number,
+    /** Epoch ms after which the entry must not be used (the site's expiry). */
+    readonly until: number,
+    /** What answering it again records for visitor analytics (core/analytics.ts); undefined: nothing. */
+    readonly tally: ReuseTally | undefined,
+  ) {}
+}
+
+/** What a response's entry is made with, beside its bytes. */
+export interface MemoFacts {
+  slug: string;
+  host: string;
   generation: number;
-  /** Epoch ms after which the entry must not be used (the site's expiry). */
-  readonly until: number;
-  /** What answering it again records for visitor analytics (core/analytics.ts); undefined: nothing. */
-  readonly tally: ReuseTally | undefined;
+  until: number;
+  tally: ReuseTally | undefined;
 }
 
 /** What ends memoized responses: the site server's change events. */
@@ -28,21 +50,34 @@ export interface MemoValidity {
   unchangedSince(slug: string, host: string, generation: number): boolean;
 }
 
+/** Where the memo's entries are kept; it calls `onDrop` for each entry that leaves (evicted, deleted, replaced). */
+export type MemoStore = (onDrop: (key: string, entry: MemoEntry) => void) => LruPartition<MemoEntry>;
+
 /** Responses larger than this are not memoized (writing them costs far more than the lookups saved). */
 export const MEMO_MAX_ENTRY_BYTES = 64 * 1024;
 /**
- * Heap held by an entry beside its wire bytes: the Buffer and its ArrayBuffer (~200 bytes with the
- * allocation's header), the entry, the cache slot and Map slot (~150), and the tally's object (~60).
+ * Heap held by an entry beside its bytes and key: the entry, its cache slot and Map slot, the tally's object
+ * and the host it was made for (issue 23 measured 436 bytes a one-page site's entry at 100,000 entries).
  */
 export const MEMO_ENTRY_OVERHEAD_BYTES = 420;
+/** An entry with a buffer of its own holds that Buffer, its ArrayBuffer and their malloc'd parts too. */
+export const MEMO_OWN_BUFFER_OVERHEAD_BYTES = 200;
 /** The most one entry is charged (its key included); a longer key leaves the response unmemoized. */
 export const MEMO_MAX_CHARGE_BYTES = MEMO_MAX_ENTRY_BYTES + 8 * 1024;
 
 export class ResponseMemo {
+  private readonly entries: LruPartition<MemoEntry>;
+  /** Small responses' bytes (one ArrayBuffer per response cost more than the response: wire-slab.ts). */
+  private readonly slab = new WireSlab();
+
   constructor(
-    private readonly entries: LruPartition<MemoEntry>,
+    store: MemoStore,
     private readonly validity: MemoValidity,
-  ) {}
+  ) {
+    this.entries = store((_key, entry) => {
+      if (entry.page !== null) this.slab.free(entry.page, entry.offset);
+    });
+  }
 
   /**
    * The key of a GET for `target` on `host` (the raw Host field) with this Accept-Encoding field: the only
@@ -76,12 +111,64 @@ export class ResponseMemo {
     return entry;
   }
 
-  /** Stores `entry`; false when it is charged more than one entry may be (it is not stored). */
-  set(key: string, entry: MemoEntry): boolean {
-    return this.entries.set(key, entry, entry.wire.length + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES);
+  /**
+   * Memoizes `fields` (latin1 header text ending in the blank line) and `body` under `key`; false when the
+   * response is too large, or charged more than one entry may be (nothing is stored).
+   */
+  store(key: string, fields: string, body: Buffer, facts: MemoFacts): boolean {
+    const length = fields.length + body.length;
+    if (length > MEMO_MAX_ENTRY_BYTES) return false;
+    // The key is a copy: as made, it is slices of the request's head text, and would keep it all alive.
+    const owned = ownedString(key);
+    const slotBytes = WireSlab.slotBytes(length);
+    let entry: MemoEntry;
+    let charge: number;
+    if (slotBytes > 0) {
+      const slot = this.slab.alloc(length);
+      const bytes = slot.page.bytes;
+      bytes.write(fields, slot.offset, 'latin1');
+      body.copy(bytes, slot.offset + fields.length);
+      entry = new MemoEntry(
+        bytes,
+        slot.offset,
+        length,
+        slot.page,
+        facts.slug,
+        facts.host,
+        facts.generation,
+        facts.until,
+        facts.tally,
+      );
+      charge = slotBytes + owned.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
+    } else {
+      const bytes = Buffer.allocUnsafeSlow(length);
+      bytes.write(fields, 0, 'latin1');
+      body.copy(bytes, fields.length);
+      entry = new MemoEntry(
+        bytes,
+        0,
+        length,
+        null,
+        facts.slug,
+        facts.host,
+        facts.generation,
+        facts.until,
+        facts.tally,
+      );
+      charge = length + owned.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES + MEMO_OWN_BUFFER_OVERHEAD_BYTES;
+    }
+    if (this.entries.set(owned, entry, charge)) return true;
+    if (entry.page !== null) this.slab.free(entry.page, entry.offset);
+    return false;
   }
 
+  /** Bytes charged for the entries. */
   get bytes(): number {
     return this.entries.bytes;
+  }
+
+  /** Bytes of the slab pages held (small entries' bytes, with their slots' free space). */
+  get slabBytes(): number {
+    return this.slab.bytes;
   }
 }
