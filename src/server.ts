@@ -5,9 +5,12 @@
 import cluster from 'node:cluster';
 import { composeService, prepareNode } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
+import { boundHeapGrowth } from './shared/heap-growth.js';
 import { runPrimary } from './workers/primary.js';
 
 async function main(): Promise<void> {
+  // The serving budget bounds what is live; this keeps what the heap holds near it (shared/heap-growth.ts).
+  boundHeapGrowth();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
