@@ -1,10 +1,10 @@
 // The fast path's response memo: a site response the site server marked reusable (a whole public file
 // from memory, see SiteResponse.send) is kept as its ready-to-send bytes, header fields and body together
 // (a small one in a slot of the memo's slab, a larger one in a buffer of its own), keyed by what the
-// response depends on. The next identical request is one Map lookup and one
-// write: no host, site, file or body lookups, so serving 100,000 sites touches little more memory per
-// request than serving 10. An entry holds until a change event for its site or host (or one for every
-// host) and until the site's expiry. Its memory is a partition of the site server's serving budget.
+// response depends on. The next identical request is one Map lookup and one write: no host, site, file or
+// body lookups, so serving 100,000 sites touches little more memory per request than serving 10. An entry
+// holds until a change event for its site or host (or one for every host) and until the site's expiry. Its
+// memory is a partition of the site server's serving budget.
 
 import type { ReuseTally } from '../../core/analytics.js';
 import { ownedString } from '../../shared/strings.js';
