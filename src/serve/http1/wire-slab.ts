@@ -46,7 +46,7 @@ class SizeClass {
   }
 }
 
-/** A slot: `length` bytes of `page.bytes` from `offset`. */
+/** A slot: its page, and where in the page's bytes it starts. */
 export interface SlabSlot {
   readonly page: SlabPage;
   readonly offset: number;
