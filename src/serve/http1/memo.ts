@@ -121,42 +121,22 @@ export class ResponseMemo {
     // The key is a copy: as made, it is slices of the request's head text, and would keep it all alive.
     const owned = ownedString(key);
     const slotBytes = WireSlab.slotBytes(length);
-    let entry: MemoEntry;
-    let charge: number;
+    let bytes: Buffer;
+    let offset = 0;
+    let page: SlabPage | null = null;
+    let charge = owned.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
     if (slotBytes > 0) {
-      const slot = this.slab.alloc(length);
-      const bytes = slot.page.bytes;
-      bytes.write(fields, slot.offset, 'latin1');
-      body.copy(bytes, slot.offset + fields.length);
-      entry = new MemoEntry(
-        bytes,
-        slot.offset,
-        length,
-        slot.page,
-        facts.slug,
-        facts.host,
-        facts.generation,
-        facts.until,
-        facts.tally,
-      );
-      charge = slotBytes + owned.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
+      ({ page, offset } = this.slab.alloc(length));
+      bytes = page.bytes;
+      charge += slotBytes;
     } else {
-      const bytes = Buffer.allocUnsafeSlow(length);
-      bytes.write(fields, 0, 'latin1');
-      body.copy(bytes, fields.length);
-      entry = new MemoEntry(
-        bytes,
-        0,
-        length,
-        null,
-        facts.slug,
-        facts.host,
-        facts.generation,
-        facts.until,
-        facts.tally,
-      );
-      charge = length + owned.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES + MEMO_OWN_BUFFER_OVERHEAD_BYTES;
+      bytes = Buffer.allocUnsafeSlow(length);
+      charge += length + MEMO_OWN_BUFFER_OVERHEAD_BYTES;
     }
+    bytes.write(fields, offset, 'latin1');
+    body.copy(bytes, offset + fields.length);
+    const { slug, host, generation, until, tally } = facts;
+    const entry = new MemoEntry(bytes, offset, length, page, slug, host, generation, until, tally);
     if (this.entries.set(owned, entry, charge)) return true;
     if (entry.page !== null) this.slab.free(entry.page, entry.offset);
     return false;

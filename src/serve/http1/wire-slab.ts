@@ -70,10 +70,10 @@ export class WireSlab {
     return Math.max(1, Math.ceil(length / SLOT_STEP)) * SLOT_STEP;
   }
 
-  /** A free slot of at least `length` bytes (1..SLAB_MAX_BYTES). */
+  /** A free slot of at least `length` bytes (0..SLAB_MAX_BYTES). */
   alloc(length: number): SlabSlot {
     if (!(length >= 0 && length <= SLAB_MAX_BYTES)) throw new RangeError(`no slot holds ${length} bytes`);
-    const sizeClass = this.classes[Math.max(0, Math.ceil(length / SLOT_STEP) - 1)]!;
+    const sizeClass = this.classes[WireSlab.slotBytes(length) / SLOT_STEP - 1]!;
     let page = sizeClass.open[sizeClass.open.length - 1];
     if (page === undefined) {
       page = new SlabPage(sizeClass);
