@@ -38,9 +38,11 @@ import {
   mixInt,
   mixString,
   type Sketch,
-  sketchAdd,
+  sameRegister,
+  sketchAddRegister,
   sketchEstimate,
   sketchMerge,
+  sketchRegister,
 } from './hll.js';
 import { ownedSite } from './publish.js';
 
@@ -88,55 +90,125 @@ export class ReuseTally {
 
 /**
  * A site's counts for one hour of one interval. A node that answered 100,000 sites in a minute holds
- * 100,000 of these until the flush (issue 23), so the usual site's counts are plain fields: status classes
- * as five numbers, not an array, and the first path and host each in two fields (a one-page site reached at
- * one host needs no Map).
+ * 100,000 of these until the flush (issue 23), so the usual site's tally is one object of a few fields: a
+ * 2xx count, the first path and host each in two fields (a one-page site reached at one host needs no Map),
+ * and its first visitor as one number (a sketch only from the second). What few sites need in an interval
+ * (other status classes, 404s, referrers, more paths or hosts) is in `more`, made when first needed.
  */
 export class SiteTally {
   pageViews = 0;
   bytes = 0;
-  notFound = 0;
   bots = 0;
-  /** Answers by status class. */
-  status1xx = 0;
   status2xx = 0;
-  status3xx = 0;
-  status4xx = 0;
-  status5xx = 0;
-  visitors: Sketch | null = null;
-  /** Page views by path: the first path in two fields, any other in `paths`. */
+  /** Page views by path: the first path in two fields, any other in `more.paths`. */
   path: string | null = null;
   pathViews = 0;
-  paths: Map<string, number> | null = null;
-  referrers: Map<string, number> | null = null;
-  notFoundPaths: Map<string, number> | null = null;
   /** Page views by the host they came through (the site's own, a preview or alias, a handle or domain). */
   host: string | null = null;
   hostViews = 0;
-  hosts: Map<string, number> | null = null;
   /** The site's part of the visitor hash under `slugSeed` (the day's seed it was computed with). */
   slugMix = 0;
   slugSeed: number | null = null;
+  /** The only visitor so far as a sketch register (hll.ts sketchRegister); 0: none, or `sketch` holds them. */
+  private visitor = 0;
+  private sketch: Sketch | null = null;
+  private more: TallyMore | null = null;
+
+  get notFound(): number {
+    return this.more?.notFound ?? 0;
+  }
+  get status1xx(): number {
+    return this.more?.status1xx ?? 0;
+  }
+  get status3xx(): number {
+    return this.more?.status3xx ?? 0;
+  }
+  get status4xx(): number {
+    return this.more?.status4xx ?? 0;
+  }
+  get status5xx(): number {
+    return this.more?.status5xx ?? 0;
+  }
+  get referrers(): Map<string, number> | null {
+    return this.more?.referrers ?? null;
+  }
+  get notFoundPaths(): Map<string, number> | null {
+    return this.more?.notFoundPaths ?? null;
+  }
+
+  /** The visitors' sketch (a new one when a single visitor is held in `visitor`); null: none. */
+  get visitors(): Sketch | null {
+    if (this.sketch !== null) return this.sketch;
+    if (this.visitor === 0) return null;
+    const s = emptySketch();
+    sketchAddRegister(s, this.visitor);
+    return s;
+  }
+
+  /** Adds a visitor's hash (hll.ts sketchAdd). */
+  addVisitor(h: number): void {
+    this.addRegister(sketchRegister(h));
+  }
+
+  /** Adds the visitors of `from`. */
+  mergeVisitors(from: SiteTally): void {
+    if (from.sketch === null) {
+      if (from.visitor !== 0) this.addRegister(from.visitor);
+      return;
+    }
+    if (this.sketch === null) {
+      this.sketch = emptySketch();
+      if (this.visitor !== 0) sketchAddRegister(this.sketch, this.visitor);
+      this.visitor = 0;
+    }
+    sketchMerge(this.sketch, from.sketch);
+  }
+
+  private addRegister(register: number): void {
+    if (this.sketch !== null) sketchAddRegister(this.sketch, register);
+    else if (this.visitor === 0 || sameRegister(this.visitor, register)) {
+      if (register > this.visitor) this.visitor = register;
+    } else {
+      this.sketch = emptySketch();
+      sketchAddRegister(this.sketch, this.visitor);
+      sketchAddRegister(this.sketch, register);
+      this.visitor = 0;
+    }
+  }
+
+  /** Adds this tally's visitors to `into`. */
+  mergeVisitorsInto(into: Sketch): void {
+    if (this.sketch !== null) sketchMerge(into, this.sketch);
+    else if (this.visitor !== 0) sketchAddRegister(into, this.visitor);
+  }
+
+  /** Whether any visitor was counted. */
+  get hasVisitors(): boolean {
+    return this.visitor !== 0 || this.sketch !== null;
+  }
+
+  private extra(): TallyMore {
+    this.more ??= new TallyMore();
+    return this.more;
+  }
 
   /** An answer with `status` (one outside 100..599 is not counted by class). */
-  addStatus(status: number): void {
-    switch ((status / 100) | 0) {
-      case 1:
-        this.status1xx++;
-        break;
-      case 2:
-        this.status2xx++;
-        break;
-      case 3:
-        this.status3xx++;
-        break;
-      case 4:
-        this.status4xx++;
-        break;
-      case 5:
-        this.status5xx++;
-        break;
-    }
+  addStatus(status: number, answers = 1): void {
+    const cls = (status / 100) | 0;
+    if (cls === 2) this.status2xx += answers;
+    else if (cls >= 1 && cls <= 5) this.extra().addStatusClass(cls, answers);
+  }
+
+  /** A 404 of `path`. */
+  addNotFound(path: string, count: number, budget: KeyBudget): void {
+    const more = this.extra();
+    more.notFound += count;
+    more.notFoundPaths = bump(more.notFoundPaths, path, count, budget);
+  }
+
+  addReferrer(host: string, views: number, budget: KeyBudget): void {
+    const more = this.extra();
+    more.referrers = bump(more.referrers, host, views, budget);
   }
 
   addPath(path: string, views: number, budget: KeyBudget): void {
@@ -146,28 +218,68 @@ export class SiteTally {
       this.pathViews += views;
     } else if (this.path === key) {
       this.pathViews += views;
-    } else this.paths = bump(this.paths, key, views, budget, MAX_KEYS_PER_INTERVAL - 1);
+    } else {
+      const more = this.extra();
+      more.paths = bump(more.paths, key, views, budget, MAX_KEYS_PER_INTERVAL - 1);
+    }
   }
 
-  addHost(host: string, views: number, budget: KeyBudget): void {
+  /**
+   * `owned`: `host` is a string the caller keeps anyway (a memo entry's), not a slice of a request: kept
+   * as it is rather than copied (issue 23: 100,000 sites' tallies each held a copy of a host the memo held).
+   */
+  addHost(host: string, views: number, budget: KeyBudget, owned = false): void {
     if (this.host === null) {
-      this.host = ownedString(host);
+      this.host = owned ? host : ownedString(host);
       this.hostViews += views;
     } else if (this.host === host) {
       this.hostViews += views;
-    } else this.hosts = bump(this.hosts, host, views, budget, MAX_KEYS_PER_INTERVAL - 1);
+    } else {
+      const more = this.extra();
+      more.hosts = bump(more.hosts, host, views, budget, MAX_KEYS_PER_INTERVAL - 1);
+    }
   }
 
   /** Page views by path. */
   *pathEntries(): Iterable<[string, number]> {
     if (this.path !== null) yield [this.path, this.pathViews];
-    if (this.paths !== null) yield* this.paths;
+    if (this.more?.paths) yield* this.more.paths;
   }
 
   /** Page views by host. */
   *hostEntries(): Iterable<[string, number]> {
     if (this.host !== null) yield [this.host, this.hostViews];
-    if (this.hosts !== null) yield* this.hosts;
+    if (this.more?.hosts) yield* this.more.hosts;
+  }
+}
+
+/** A tally's counts that few sites need in an interval (SiteTally.more). */
+class TallyMore {
+  notFound = 0;
+  status1xx = 0;
+  status3xx = 0;
+  status4xx = 0;
+  status5xx = 0;
+  paths: Map<string, number> | null = null;
+  referrers: Map<string, number> | null = null;
+  notFoundPaths: Map<string, number> | null = null;
+  hosts: Map<string, number> | null = null;
+
+  addStatusClass(cls: number, answers: number): void {
+    switch (cls) {
+      case 1:
+        this.status1xx += answers;
+        break;
+      case 3:
+        this.status3xx += answers;
+        break;
+      case 4:
+        this.status4xx += answers;
+        break;
+      case 5:
+        this.status5xx += answers;
+        break;
+    }
   }
 }
 
@@ -230,7 +342,7 @@ function countReferrer(t: SiteTally, headers: IncomingHttpHeaders, budget: KeyBu
   const referer = headers.referer;
   if (referer === undefined) return;
   const host = referrerHost(referer);
-  if (host !== '' && !isOwnHost(headers.host, host)) t.referrers = bump(t.referrers, host, 1, budget);
+  if (host !== '' && !isOwnHost(headers.host, host)) t.addReferrer(host, 1, budget);
 }
 
 /** Whether `host` (a referrer's, lowercase) is the request's own Host (a link inside the site). */
@@ -380,8 +492,7 @@ export class AnalyticsCounter {
       return;
     }
     if (status === 404) {
-      t.notFound++;
-      t.notFoundPaths = bump(t.notFoundPaths, path, 1, this.keys);
+      t.addNotFound(path, 1, this.keys);
       return;
     }
     if (status !== 200 || !html || !get) return;
@@ -419,8 +530,7 @@ export class AnalyticsCounter {
     )
       return;
     const h = finish(mixInt(mixString(t.slugMix, address), agent) ^ this.seed2);
-    t.visitors ??= emptySketch();
-    sketchAdd(t.visitors, h);
+    t.addVisitor(h);
     this.lastVisit.tally = t;
     this.lastVisit.seed = t.slugSeed;
     this.lastVisit.address = address;
@@ -476,7 +586,7 @@ export class AnalyticsCounter {
       if (r.html && r.answers > 0) {
         t.pageViews += r.answers;
         t.addPath(r.path, r.answers, this.keys);
-        t.addHost(r.host, r.answers, this.keys);
+        t.addHost(r.host, r.answers, this.keys, true);
       }
       r.answers = 0;
       r.bots = 0;
@@ -532,21 +642,17 @@ export class AnalyticsCounter {
 function mergeTally(into: SiteTally, t: SiteTally, budget: KeyBudget): void {
   into.pageViews += t.pageViews;
   into.bytes += t.bytes;
-  into.notFound += t.notFound;
   into.bots += t.bots;
-  into.status1xx += t.status1xx;
-  into.status2xx += t.status2xx;
-  into.status3xx += t.status3xx;
-  into.status4xx += t.status4xx;
-  into.status5xx += t.status5xx;
-  if (t.visitors !== null) {
-    into.visitors ??= emptySketch();
-    sketchMerge(into.visitors, t.visitors);
-  }
+  into.addStatus(100, t.status1xx);
+  into.addStatus(200, t.status2xx);
+  into.addStatus(300, t.status3xx);
+  into.addStatus(400, t.status4xx);
+  into.addStatus(500, t.status5xx);
+  into.mergeVisitors(t);
   for (const [k, v] of t.pathEntries()) into.addPath(k, v, budget);
-  for (const [k, v] of t.referrers ?? []) into.referrers = bump(into.referrers, k, v, budget);
-  for (const [k, v] of t.notFoundPaths ?? []) into.notFoundPaths = bump(into.notFoundPaths, k, v, budget);
-  for (const [k, v] of t.hostEntries()) into.addHost(k, v, budget);
+  for (const [k, v] of t.referrers ?? []) into.addReferrer(k, v, budget);
+  for (const [k, v] of t.notFoundPaths ?? []) into.addNotFound(k, v, budget);
+  for (const [k, v] of t.hostEntries()) into.addHost(k, v, budget, true);
 }
 
 // ---- the flusher -------------------------------------------------------------------------------------
@@ -616,13 +722,13 @@ export async function writeInterval(db: Db, interval: Interval): Promise<void> {
       row.status_3xx += t.status3xx;
       row.status_4xx += t.status4xx;
       row.status_5xx += t.status5xx;
-      if (t.visitors !== null) {
+      if (t.hasVisitors) {
         let s = sketches.get(id);
         if (s === undefined) {
           s = decodeSketch(stored.get(id) ?? null);
           sketches.set(id, s);
         }
-        sketchMerge(s, t.visitors);
+        t.mergeVisitorsInto(s);
       }
     };
     const addKeys = (slug: string, day: number, kind: string, map: Iterable<[string, number]> | null) => {

@@ -24,10 +24,28 @@ export function emptySketch(): Sketch {
 
 /** Adds an observation given as a well-mixed 32-bit hash: the top HLL_P bits pick the register. */
 export function sketchAdd(s: Sketch, h: number): void {
+  sketchAddRegister(s, sketchRegister(h));
+}
+
+/**
+ * What an observation (a well-mixed 32-bit hash) sets, as one number `(index << 8) | rank` (never 0): the
+ * top HLL_P bits pick the register; the rank is the position of the first 1 bit in the other 22 (1..23),
+ * plenty below 4 billion visitors. A holder of one observation can keep this instead of a sketch.
+ */
+export function sketchRegister(h: number): number {
   const index = h >>> (32 - HLL_P);
-  // Rank: position of the first 1 bit in the other 22 bits (1..23); plenty below 4 billion visitors.
   const rank = Math.min(Math.clz32(h << HLL_P) + 1, 32 - HLL_P + 1);
-  setRegister(s, index, rank);
+  return (index << 8) | rank;
+}
+
+/** Whether two sketchRegister() values set the same register (perhaps to different ranks). */
+export function sameRegister(a: number, b: number): boolean {
+  return a >>> 8 === b >>> 8;
+}
+
+/** Adds a sketchRegister() value. */
+export function sketchAddRegister(s: Sketch, register: number): void {
+  setRegister(s, register >>> 8, register & 0xff);
 }
 
 function setRegister(s: Sketch, index: number, rank: number): void {

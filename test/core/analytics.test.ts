@@ -208,6 +208,73 @@ describe('analytics counter', () => {
     assert.equal(c.take().size, 0);
   });
 
+  test('a tally of one visitor holds it without a sketch, and counts it as a sketch would', () => {
+    const clock = new MovableClock();
+    const c = new AnalyticsCounter(clock);
+    c.setSalt(0, Buffer.alloc(16, 3));
+    const view = (slug: string, address: string) =>
+      c.record(slug, 'h.example', 200, 5, '/', true, true, { 'user-agent': UA }, address);
+    // One visitor, twice; one visitor put back over another; two sites each counted apart.
+    view('one', '192.0.2.1');
+    view('one', '192.0.2.1');
+    view('two', '192.0.2.1');
+    const failed = c.take();
+    view('two', '192.0.2.2');
+    view('three', '192.0.2.3');
+    c.restore(failed);
+    view('three', '192.0.2.3');
+    const sites = [...c.take().values()][0]!;
+    const visitors = (slug: string) => sketchEstimate(sites.get(slug)!.visitors!);
+    assert.deepEqual(
+      [visitors('one'), visitors('two'), visitors('three')],
+      [1, 2, 1],
+      'visitors of one, two, three',
+    );
+    // What is stored for a one-visitor site is the sketch of that one hash.
+    const direct = emptySketch();
+    sketchAdd(direct, finish(mixString(12345, 'x')));
+    assert.equal(sketchEstimate(direct), 1);
+    assert.equal(encodeSketch(sites.get('one')!.visitors!).length, encodeSketch(direct).length);
+  });
+
+  test('a site answered once in an interval holds under 240 bytes of counters until the flush (issue 23)', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const sites = 20_000;
+    // Flat strings, as the site server's are (a `+` of two is a pair, which hashing it would flatten into a
+    // new string, counted here as if the counters held it).
+    const flat = (s: string) => Buffer.from(s, 'latin1').toString('latin1');
+    const slugs = Array.from({ length: sites }, (_, i) => flat(`site-${i.toString(36).padStart(8, '0')}`));
+    const hosts = slugs.map((s) => flat(`${s}.localhost`));
+    const headers = { host: 'x', 'user-agent': UA };
+    // A spread over every site: each one's page answered once, from the memo (its entry, with its host,
+    // exists already) or not, and the counters held until the flush.
+    const held = (fromMemo: boolean): number => {
+      const c = new AnalyticsCounter(new MovableClock());
+      c.setSalt(0, Buffer.alloc(16, 7));
+      const memo = slugs.map((s, i) => new ReuseTally(s, hosts[i]!, '/', true, 1000));
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < sites; i++) {
+        const address = `192.0.2.${i % 250}`;
+        if (fromMemo) c.recordReuse(memo[i]!, headers, address, 1000);
+        else c.record(slugs[i]!, hosts[i]!, 200, 1000, '/', true, true, headers, address);
+      }
+      gc();
+      const bytes = (process.memoryUsage().heapUsed - before) / sites;
+      assert.equal(c.pendingSites, sites);
+      assert.equal(memo.length, sites);
+      return bytes;
+    };
+    // Before: 337 and 367 bytes a site (a sketch object for one visitor, fields for every status class,
+    // a copy of the memo entry's host); after: ~185 and ~205, a tally of 13 fields and its Map slot.
+    // Each measured twice: the first run of each also pays for compiling the code it runs.
+    const memo = Math.min(held(true), held(true));
+    const direct = Math.min(held(false), held(false));
+    assert.ok(memo < 240, `${memo.toFixed(0)} bytes a site answered from the memo`);
+    assert.ok(direct < 260, `${direct.toFixed(0)} bytes a site answered otherwise`);
+  });
+
   test('memo answers folded ahead of a flush, in parts while answers go on, are each counted once', async () => {
     const clock = new MovableClock();
     clock.set(Date.UTC(2026, 10, 25, 9, 30, 0));
