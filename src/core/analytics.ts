@@ -194,6 +194,7 @@ export class SiteTally {
 
   /** An answer with `status` (one outside 100..599 is not counted by class). */
   addStatus(status: number, answers = 1): void {
+    if (answers === 0) return; // (a tally put back adds every class, most of them 0: no `more` for those)
     const cls = (status / 100) | 0;
     if (cls === 2) this.status2xx += answers;
     else if (cls >= 1 && cls <= 5) this.extra().addStatusClass(cls, answers);
