@@ -215,15 +215,27 @@ describe('analytics counter', () => {
     const view = (slug: string, address: string) =>
       c.record(slug, 'h.example', 200, 5, '/', true, true, { 'user-agent': UA }, address);
     // One visitor, twice; one visitor put back over another; two sites each counted apart.
+    const other = (status: number, path: string) =>
+      c.record('one', 'h.example', status, 0, path, false, true, { 'user-agent': UA }, '');
     view('one', '192.0.2.1');
     view('one', '192.0.2.1');
+    other(404, '/gone');
+    other(301, '/old');
     view('two', '192.0.2.1');
     const failed = c.take();
     view('two', '192.0.2.2');
     view('three', '192.0.2.3');
+    other(404, '/gone');
     c.restore(failed);
     view('three', '192.0.2.3');
     const sites = [...c.take().values()][0]!;
+    // The rarer counts are put back too.
+    const one = sites.get('one')!;
+    assert.deepEqual(
+      [one.status2xx, one.status3xx, one.status4xx, one.notFound, [...one.notFoundPaths!]],
+      [2, 1, 2, 2, [['/gone', 2]]],
+    );
+    assert.equal(sites.get('two')!.notFoundPaths, null);
     const visitors = (slug: string) => sketchEstimate(sites.get(slug)!.visitors!);
     assert.deepEqual(
       [visitors('one'), visitors('two'), visitors('three')],
