@@ -445,6 +445,16 @@ export function rawRequest(
   });
 }
 
+/**
+ * Rate limits count in fixed windows (core/rate-limit.ts), so attempts made just before a window ends and
+ * checked just after it start again from zero. A test that spends attempts and later expects the limit moves
+ * the clock (forward only, to the next window's start) when less than `marginMs` of this window is left.
+ */
+export function clearOfWindowEdge(clock: MovableClock, windowMs: number, marginMs: number): void {
+  const end = (Math.floor(clock.now() / windowMs) + 1) * windowMs;
+  if (end - clock.now() < marginMs) clock.set(end + 1000);
+}
+
 /** One sweep of the app's sweeper now (expiry, stale versions, GC), on the app's own clock. */
 export function sweepNow(t: TestApp): Promise<SweepReport> {
   return sweepOnce(t.service.services.sweep);

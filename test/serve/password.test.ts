@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD_ATTEMPT_WINDOW_MS } from '../../src/serve/password-gate.js';
+import { clearOfWindowEdge, startTestApp, type TestApp } from '../helpers/app.js';
 import { seedSite, setPassword, siteHost } from '../helpers/seed.js';
 import { type SiteResponse, siteRequest } from './site-client.js';
 
@@ -129,6 +130,7 @@ describe('password gate', () => {
 
   test('wrong guesses are limited per IP and site: 429 after 10 attempts', async () => {
     const { slug: s } = await seedSite(t.ctx, { password: 'p4ss', files: { 'index.html': 'limited' } });
+    clearOfWindowEdge(t.clock, PASSWORD_ATTEMPT_WINDOW_MS, 60_000);
     for (let i = 0; i < 10; i++) assert.equal((await signIn(s, `guess-${i}`)).status, 401);
     const blocked = await signIn(s, 'p4ss');
     assert.equal(blocked.status, 429);
@@ -196,6 +198,7 @@ describe('password gate behind a trusted proxy', () => {
 
   test('rotating a forged leftmost X-Forwarded-For entry does not escape the wrong-guess limit', async () => {
     const { slug } = await seedSite(t.ctx, { password: 'p4ss', files: { 'index.html': 'locked' } });
+    clearOfWindowEdge(t.clock, PASSWORD_ATTEMPT_WINDOW_MS, 60_000);
     const statuses: number[] = [];
     for (let i = 0; i < 30; i++)
       statuses.push((await guess(slug, `guess-${i}`, `192.0.2.${i}, 198.51.100.9`)).status);
