@@ -3,13 +3,11 @@
 // ustar cannot hold): a file at a time through one reused buffer, so memory does not grow with the folder.
 
 import { open } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { ArchiveReply } from '../api/archive.js';
-import { type ApiClient, NetworkError, parseAnswer } from './api.js';
+import { type ApiClient, NetworkError, parseAnswer, request } from './api.js';
 
 const BLOCK = 512;
 /**
@@ -135,7 +133,7 @@ export async function deployArchive(
   };
   if (client.apiKey) headers.authorization = `Bearer ${client.apiKey}`;
   const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = (target.protocol === 'https:' ? https : http).request(target, { method: 'POST', headers });
+    const req = request(target, { method: 'POST', headers });
     let answered = false;
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
