@@ -7,8 +7,8 @@
 //     uploads, and its ratio to (1) (issue 23: <= 1.3x);
 // (3) `slipway publish` of the same folder after changing one file (the others dated an hour back, as
 //     in a folder edited after its last publish: their hashes come from .slipway/hashes.json; one upload);
-// (4) the CLI's own start-up: `slipway --help`, through tsx (src/) and compiled (a temporary build of
-//     dist/, never the repository's own dist/).
+// (4) the CLI's own start-up: `slipway --help`, through tsx (src/) and built (a temporary build of
+//     dist/bundle/ as `npm run build` makes it, never the repository's own dist/).
 // Medians (min-max) of `--rounds N` (default 5; start-up: 2 x N runs). Prints a table, writes
 // bench/out/cli.json.
 
@@ -67,24 +67,17 @@ async function timed(
   return { seconds, json };
 }
 
-/** A compiled copy of the CLI in a temp folder (own dist/, package.json, node_modules link). */
+/**
+ * The CLI as `npm run build` makes it (scripts/build-cli.mjs: dist/bundle/slipway.js), in a temp folder
+ * with its own package.json and a node_modules link; never the repository's own dist/.
+ */
 async function buildDist(root: string): Promise<string> {
-  execFileSync(
-    process.execPath,
-    [
-      join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      join(REPO_ROOT, 'tsconfig.build.json'),
-      '--outDir',
-      join(root, 'dist'),
-      '--tsBuildInfoFile',
-      join(root, 'tsbuildinfo'),
-    ],
-    { stdio: 'inherit' },
-  );
+  execFileSync(process.execPath, [join(REPO_ROOT, 'scripts', 'build-cli.mjs'), join(root, 'dist')], {
+    stdio: 'inherit',
+  });
   await cp(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
   await symlink(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
-  return join(root, 'dist', 'cli', 'main.js');
+  return join(root, 'dist', 'bundle', 'slipway.js');
 }
 
 function parseRounds(argv: string[]): number {
@@ -114,7 +107,7 @@ async function main(): Promise<void> {
       SLIPWAY_API_KEY: key,
       XDG_CONFIG_HOME: join(work, 'config'),
     };
-    process.stderr.write('building a temporary dist/ for the start-up figure\n');
+    process.stderr.write('building a temporary dist/bundle/ (the CLI every row runs)\n');
     const distMain = await buildDist(join(work, 'build'));
     const tsxMain = ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src', 'cli', 'main.ts')];
     const cli = [distMain];
@@ -178,9 +171,9 @@ async function main(): Promise<void> {
       verdict(republishStats.median <= TARGETS.republishMs),
     ]);
     rows.push(['slipway --help via tsx (ms)', fmt(stats(startup.tsx), 0), '', '']);
-    rows.push(['slipway --help compiled (ms)', fmt(stats(startup.dist), 0), '', '']);
+    rows.push(['slipway --help built, dist/bundle (ms)', fmt(stats(startup.dist), 0), '', '']);
     console.log(
-      `(service: ${mode}; CLI: compiled; ${cpus().length} cores; load ${loadavg()[0]!.toFixed(2)})`,
+      `(service: ${mode}; CLI: dist/bundle; ${cpus().length} cores; load ${loadavg()[0]!.toFixed(2)})`,
     );
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
     for (const r of rows)

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // The `slipway` command (package.json "bin"), for `npm link` or `npm install -g <checkout>`: the built
-// CLI (dist/, from `npm run build`) when it is at least as new as the source, else the source itself
+// CLI (dist/bundle/, from `npm run build`) when it is at least as new as the source, else the source itself
 // through tsx (a checkout after `npm ci`), so a fresh or freshly pulled checkout needs no build step.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = new URL('../', import.meta.url);
-const built = new URL('dist/cli/main.js', root);
+const built = new URL('dist/bundle/slipway.js', root);
 const source = new URL('src/cli/main.ts', root);
 
 /** The newest modification time under `dir` (0 when it is missing). */
