@@ -24,7 +24,7 @@ import { registerWebhooks } from './commands/webhooks.js';
 import { EXIT, Output, reportFailure, restoreTerminal, UserError } from './output.js';
 import { action } from './session.js';
 
-/** The package version (package.json is two levels up from both src/cli/ and dist/cli/). */
+/** The package version (package.json is two levels up from both src/cli/ and dist/bundle/). */
 function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
