@@ -1,11 +1,11 @@
 // The `slipway` command as `npm run build` ships it (scripts/build-cli.mjs: dist/bundle/slipway.js and
 // its chunks), built into a temp folder: its version, a publish and a one-file republish (the publish
-// and hashes chunks), an archive deploy (the archive chunk) and the MCP server (the MCP chunk) work as
-// they do from the sources, which the other CLI tests run.
+// and hashes chunks), an archive deploy (the archive chunk), a backup (better-sqlite3, left external) and
+// the MCP server (the MCP chunk) work as they do from the sources, which the other CLI tests run.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -76,6 +76,12 @@ describe('the built CLI (dist/bundle)', () => {
     const packed = await run(['publish', site, '--archive', '--json']);
     assert.equal(packed.code, 0, packed.stderr);
     assert.equal((await siteRequest(t, first.json.slug, '/')).text, '<h1>bundled, packed</h1>');
+  });
+
+  test('admin backup opens the database through the external better-sqlite3', async () => {
+    const res = await run(['admin', 'backup', join(root, 'backup'), '--data-dir', t.dataDir, '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(existsSync(join(root, 'backup')));
   });
 
   test('slipway mcp answers over stdio with its tools', async () => {
