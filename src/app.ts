@@ -346,7 +346,6 @@ export async function buildApp(services: AppServices, sites: AppSites): Promise<
       now: () => clock.now(),
       countResponse: (status) => siteServer.countResponse(status),
       countReuse: (tally, req, now) => siteServer.countReuse(tally, req, now),
-      countReuseNotModified: (tally, req, now) => siteServer.countReuseNotModified(tally, req, now),
       ...(redirectPlain ? { servesConnection: isEncrypted } : {}),
       ...(acme !== undefined ? { reservedPrefix: ACME_CHALLENGE_PREFIX } : {}),
     });

@@ -30,8 +30,7 @@ export interface SiteRequestHead {
 
 /**
  * A response that answers the same method, Host, path (the query plays no part in it) and Accept-Encoding
- * again, when the request has no Range or Cookie field (see SiteResponse.send); a conditional request is
- * answered from its validators: a 304 with `notModified`, else the response.
+ * again, when the request has no Range, conditional or Cookie field (see SiteResponse.send).
  */
 export interface Reuse {
   /** Epoch ms until which it holds (the site's expiry, or the end of the plan that routes its host). */
@@ -42,11 +41,6 @@ export interface Reuse {
   readonly host: string;
   /** What answering it again records for visitor analytics (core/analytics.ts); undefined: nothing. */
   readonly tally: ReuseTally | undefined;
-  /** Its validators (RFC 9110 §8.8), as the site server evaluates If-None-Match and If-Modified-Since. */
-  readonly etag: string;
-  readonly lastModifiedMs: number;
-  /** The header fields of its 304 (§15.4.5), as the site server sends them. */
-  readonly notModified: OutgoingHttpHeaders;
   /**
    * Called by a transport that memoized the response: the host route, site state and bytes it was made
    * from were used for it and need not be kept for it (they are kept only as long as other answers use them).

@@ -83,8 +83,6 @@ export interface SiteServer {
   countResponse(status: number): void;
   /** Records a memoized response answered again for visitor analytics (its `tally`, the request's head). */
   countReuse(tally: ReuseTally, req: SiteRequestHead, now: number): void;
-  /** The same for a revalidation a transport answered 304 from its memo (as serveFile counts a 304). */
-  countReuseNotModified(tally: ReuseTally, req: SiteRequestHead, now: number): void;
   /** Stops listening to change events. */
   close(): void;
 }
@@ -172,7 +170,6 @@ export function createSiteServer(
       server.responses[status]! += 1;
     },
     countReuse: (tally, req, now) => server.countReuse(tally, req, now),
-    countReuseNotModified: (tally, req, now) => server.countReuseNotModified(tally, req, now),
     close: unsubscribe,
   };
 }
@@ -539,9 +536,6 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
         slug: mount.slug,
         host,
         tally: this.reuseTally(sr, entry, host, body.length),
-        etag: rep.etag,
-        lastModifiedMs: entry.lastModifiedMs,
-        notModified: rep.notModified,
         settle: () => this.catalog.settle(hostname, mount, rep.bodyKey),
       };
       this.send(sr.res, status, headers, body, reuse);
@@ -666,22 +660,6 @@ class SiteRequestHandler implements GateResponder, PageResponder<SiteRequest> {
 
   countReuse(tally: ReuseTally, req: SiteRequestHead, now: number): void {
     this.deps.analytics?.recordReuse(tally, req.headers, this.visitorAddress(req, 200, tally.html), now);
-  }
-
-  /** What serveFile's count(sr, 304, 0, false) records, for a 304 answered from the memo. */
-  countReuseNotModified(tally: ReuseTally, req: SiteRequestHead, now: number): void {
-    this.deps.analytics?.record(
-      tally.slug,
-      tally.host,
-      304,
-      0,
-      tally.path,
-      false,
-      true,
-      req.headers,
-      '',
-      now,
-    );
   }
 
   // ---- errors and pages --------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ReuseTally } from '../../core/analytics.js';
 import { hostnameOf } from '../../core/hosts.js';
-import { isNotModified } from '../../shared/rules/conditional.js';
 import type { Reuse, SiteRequestHead, SiteResponse } from '../exchange.js';
 import { type MemoEntry, type MemoStore, ResponseMemo } from './memo.js';
 import {
@@ -47,8 +46,6 @@ export interface SiteFastPathOptions {
    * clock reading the memo lookup used).
    */
   countReuse?(tally: ReuseTally, req: SiteRequestHead, now: number): void;
-  /** The same for a conditional request answered 304 from the memo. */
-  countReuseNotModified?(tally: ReuseTally, req: SiteRequestHead, now: number): void;
   /**
    * Connections the fast path reads; any other goes straight to node:http (a plain connection when the
    * service redirects plain HTTP to https). Unset = every connection.
@@ -73,23 +70,16 @@ export interface FastPathStats {
   memoBytes: number;
 }
 
-/**
- * A GET whose response can only depend on method, Host, target and Accept-Encoding (see SiteResponse.send),
- * and on If-None-Match or If-Modified-Since, which the memo entry's validators answer.
- */
+/** A GET whose response can only depend on method, Host, target and Accept-Encoding (see SiteResponse.send). */
 function isMemoCandidate(head: RequestHead): boolean {
   const h = head.headers;
   return (
-    head.method === 'GET' && h.range === undefined && h['if-range'] === undefined && h.cookie === undefined
-  );
-}
-
-/** Whether a conditional request for `entry` is answered 304 (RFC 9110 §13.2.2, as serveFile decides). */
-function notModified(head: RequestHead, entry: MemoEntry): boolean {
-  const h = head.headers;
-  return (
-    (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) &&
-    isNotModified(h, entry.etag, entry.lastModifiedMs)
+    head.method === 'GET' &&
+    h.range === undefined &&
+    h['if-range'] === undefined &&
+    h['if-none-match'] === undefined &&
+    h['if-modified-since'] === undefined &&
+    h.cookie === undefined
   );
 }
 
@@ -334,20 +324,10 @@ class Http1Connection {
             this.headStarted = this.front.tick;
             this.front.requests++;
             this.front.memoHits++;
-            const options = this.front.options;
-            if (notModified(head, hit)) {
-              options.countResponse(304);
-              if (hit.tally !== undefined && options.countReuseNotModified !== undefined) {
-                this.peer.headers = head.headers;
-                options.countReuseNotModified(hit.tally, this.peer, now);
-              }
-              this.sendNotModified(head.keepAlive, hit);
-              continue;
-            }
-            options.countResponse(200);
-            if (hit.tally !== undefined && options.countReuse !== undefined) {
+            this.front.options.countResponse(200);
+            if (hit.tally !== undefined && this.front.options.countReuse !== undefined) {
               this.peer.headers = head.headers;
-              options.countReuse(hit.tally, this.peer, now);
+              this.front.options.countReuse(hit.tally, this.peer, now);
             }
             this.sendMemoized(head.keepAlive, hit);
             continue;
@@ -460,17 +440,6 @@ class Http1Connection {
     this.finish(keepAlive);
   }
 
-  /** A memoized response's 304: the status line and connection fields, then its 304's stored fields. */
-  private sendNotModified(keepAliveRequested: boolean, entry: MemoEntry): void {
-    const keepAlive = keepAliveRequested && !this.ended && this.front.keepAlive;
-    const connection = keepAlive ? this.front.keepAliveLines : CONNECTION_CLOSE;
-    this.socket.write(
-      `${statusLine(304)}${currentDateLine()}${connection}${entry.notModified}\r\n`,
-      'latin1',
-    );
-    this.finish(keepAlive);
-  }
-
   private write(head: string, body: Buffer): void {
     const socket = this.socket;
     if (head.length + body.length < COALESCE_MAX_BYTES) {
@@ -498,9 +467,6 @@ class Http1Connection {
       generation: exchange.generation,
       until: reuse.until,
       tally: reuse.tally,
-      etag: reuse.etag,
-      lastModifiedMs: reuse.lastModifiedMs,
-      notModified: headerBlock(reuse.notModified).text,
     });
     if (stored) reuse.settle?.();
   }

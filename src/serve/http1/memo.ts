@@ -2,8 +2,7 @@
 // from memory, see SiteResponse.send) is kept as its ready-to-send bytes, header fields and body together
 // (a small one in a slot of the memo's slab, a larger one in a buffer of its own), keyed by what the
 // response depends on. The next identical request is one Map lookup and one write: no host, site, file or
-// body lookups, so serving 100,000 sites touches little more memory per request than serving 10; a
-// revalidation of it (If-None-Match, If-Modified-Since) is answered 304 from the entry's validators. An entry
+// body lookups, so serving 100,000 sites touches little more memory per request than serving 10. An entry
 // holds until a change event for its site or host (or one for every host) and until the site's expiry. Its
 // memory is a partition of the site server's serving budget.
 
@@ -33,11 +32,6 @@ export class MemoEntry {
     readonly until: number,
     /** What answering it again records for visitor analytics (core/analytics.ts); undefined: nothing. */
     readonly tally: ReuseTally | undefined,
-    /** The response's validators: a conditional request is evaluated against them. */
-    readonly etag: string,
-    readonly lastModifiedMs: number,
-    /** The header fields of its 304 (`Name: value` lines, without the blank line). */
-    readonly notModified: string,
   ) {}
 }
 
@@ -48,10 +42,6 @@ export interface MemoFacts {
   generation: number;
   until: number;
   tally: ReuseTally | undefined;
-  etag: string;
-  lastModifiedMs: number;
-  /** The header fields of its 304 (`Name: value` lines, without the blank line). */
-  notModified: string;
 }
 
 /** What ends memoized responses: the site server's change events. */
@@ -67,10 +57,9 @@ export type MemoStore = (onDrop: (key: string, entry: MemoEntry) => void) => Lru
 export const MEMO_MAX_ENTRY_BYTES = 64 * 1024;
 /**
  * Heap held by an entry beside its bytes and key: the entry, its cache slot and Map slot, the tally's object
- * and the host it was made for (issue 23 measured 436 bytes a one-page site's entry at 100,000 entries),
- * and 24 more since the entry holds its validators (three fields of 8 bytes).
+ * and the host it was made for (issue 23 measured 436 bytes a one-page site's entry at 100,000 entries).
  */
-export const MEMO_ENTRY_OVERHEAD_BYTES = 444;
+export const MEMO_ENTRY_OVERHEAD_BYTES = 420;
 /** An entry with a buffer of its own holds that Buffer, its ArrayBuffer and their malloc'd parts too. */
 export const MEMO_OWN_BUFFER_OVERHEAD_BYTES = 200;
 /** The most one entry is charged (its key included); a longer key leaves the response unmemoized. */
@@ -92,8 +81,7 @@ export class ResponseMemo {
 
   /**
    * The key of a GET for `target` on `host` (the raw Host field) with this Accept-Encoding field: the only
-   * inputs of a reusable response once Range and Cookie fields are absent (a conditional field only
-   * chooses between the response and its 304, from the entry's validators). The query is left
+   * inputs of a reusable response once Range, conditional and Cookie fields are absent. The query is left
    * out (reusable responses never depend on it), so `?random` cache-busting cannot churn the memo.
    */
   static key(host: string, target: string, acceptEncoding: string | undefined): string {
@@ -136,8 +124,7 @@ export class ResponseMemo {
     let bytes: Buffer;
     let offset = 0;
     let page: SlabPage | null = null;
-    // The 304's fields are the site server's serialized header text, shared while its site state lives.
-    let charge = owned.length * 2 + facts.notModified.length + MEMO_ENTRY_OVERHEAD_BYTES;
+    let charge = owned.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
     if (slotBytes > 0) {
       ({ page, offset } = this.slab.alloc(length));
       bytes = page.bytes;
@@ -148,21 +135,8 @@ export class ResponseMemo {
     }
     bytes.write(fields, offset, 'latin1');
     body.copy(bytes, offset + fields.length);
-    const { slug, host, generation, until, tally, etag, lastModifiedMs, notModified } = facts;
-    const entry = new MemoEntry(
-      bytes,
-      offset,
-      length,
-      page,
-      slug,
-      host,
-      generation,
-      until,
-      tally,
-      etag,
-      lastModifiedMs,
-      notModified,
-    );
+    const { slug, host, generation, until, tally } = facts;
+    const entry = new MemoEntry(bytes, offset, length, page, slug, host, generation, until, tally);
     if (this.entries.set(owned, entry, charge)) return true;
     if (entry.page !== null) this.slab.free(entry.page, entry.offset);
     return false;

@@ -11,9 +11,6 @@ const facts = (slug: string) => ({
   generation: 0,
   until: Number.MAX_SAFE_INTEGER,
   tally: undefined,
-  etag: `"${slug}"`,
-  lastModifiedMs: 0,
-  notModified: `ETag: "${slug}"\r\n`,
 });
 
 function memoOf(budget: number): { memo: ResponseMemo; shared: SharedByteLru } {
