@@ -2,8 +2,8 @@
 // lazily loaded parts (publishing, archives, MCP, backups, the progress bar) in chunks beside it. One
 // file instead of ~35 modules and commander's CommonJS saves ~30 ms of every command's start: a
 // one-file republish of 1000 files went from 243 to ~210 ms (docs/decisions.md, issue 23).
-// bin/slipway.mjs runs it when it is newer than src/. Built from the TypeScript sources by esbuild
-// (tsc type-checks them in the first step).
+// bin/slipway.mjs runs it when it is newer than src/. Built from the TypeScript sources by esbuild, which
+// only strips types: `npm run typecheck` checks them (the build's tsc step emits the service only).
 // Usage: node scripts/build-cli.mjs [<dist folder>]   (default dist/)
 
 import { rmSync } from 'node:fs';
