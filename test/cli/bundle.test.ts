@@ -5,7 +5,15 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -59,7 +67,7 @@ describe('the built CLI (dist/bundle)', () => {
 
   test('publish, a one-file republish and an archive deploy', async () => {
     const site = join(root, 'site');
-    execFileSync('mkdir', ['-p', join(site, 'css')]);
+    mkdirSync(join(site, 'css'), { recursive: true });
     writeFileSync(join(site, 'index.html'), '<h1>bundled</h1>');
     writeFileSync(join(site, 'css', 'site.css'), 'h1 { color: teal }');
     const first = await run(['publish', site, '--json']);
