@@ -7,7 +7,10 @@
 //     uploads, and its ratio to (1) (issue 23: <= 1.3x);
 // (3) `slipway publish` of the same folder after changing one file (the others dated an hour back, as
 //     in a folder edited after its last publish: their hashes come from .slipway/hashes.json; one upload);
-// (4) the CLI's own start-up: `slipway --help`, through tsx (src/) and built (a temporary build of
+// (4) the floor under (3): the same republish's three requests (update, one upload, finalize) from a fresh
+//     `node` running bench/lib/republish-floor.mjs, with no walk, no hash cache and no CLI around them, so
+//     the CLI's own part is (3) minus (4) on whatever machine runs the bench;
+// (5) the CLI's own start-up: `slipway --help`, through tsx (src/) and built (a temporary build of
 //     dist/bundle/ as `npm run build` makes it, never the repository's own dist/).
 // Medians (min-max) of `--rounds N` (default 5; start-up: 2 x N runs). Prints a table, writes
 // bench/out/cli.json.
@@ -24,6 +27,7 @@ import { freePort, preferredMode, REPO_ROOT, signIn, startService } from './lib/
 import { type Stats, stats } from './lib/stats.js';
 
 const CONCURRENCIES = [8, 16];
+const FLOOR_SCRIPT = join(REPO_ROOT, 'bench', 'lib', 'republish-floor.mjs');
 const TARGETS = { cliOverApi: 1.3, republishMs: 150 };
 
 const fmt = (st: Stats, digits = 3) =>
@@ -116,6 +120,7 @@ async function main(): Promise<void> {
     const apiFlow: number[] = [];
     const publish: Record<number, number[]> = Object.fromEntries(CONCURRENCIES.map((n) => [n, []]));
     const republish: number[] = [];
+    const floor: number[] = [];
     for (let r = 0; r < rounds; r++) {
       const files = publishFiles(r);
       apiFlow.push(await timedPublish(api, files));
@@ -137,6 +142,15 @@ async function main(): Promise<void> {
       if (res.json.uploaded !== 1) throw new Error(`re-publish uploaded ${String(res.json.uploaded)}, not 1`);
       republish.push(res.seconds);
       process.stderr.write(`round ${r + 1}: re-publish ${res.seconds.toFixed(3)} s\n`);
+      // The floor: the same site's live files, one of them changed again, by the three requests alone.
+      const live = files.map(({ bytes: _, ...entry }) => entry);
+      const manifestFile = join(work, `manifest-${r}.json`);
+      await writeFile(manifestFile, JSON.stringify({ slug: res.json.slug, files: live }));
+      const bare = await timed([FLOOR_SCRIPT, manifestFile], env);
+      if (bare.json.uploaded !== 1)
+        throw new Error(`the floor uploaded ${String(bare.json.uploaded)}, not 1`);
+      floor.push(bare.seconds);
+      process.stderr.write(`round ${r + 1}: the same three requests alone ${bare.seconds.toFixed(3)} s\n`);
       await rm(site, { recursive: true, force: true });
     }
     api.close();
@@ -170,6 +184,14 @@ async function main(): Promise<void> {
       `<= ${TARGETS.republishMs}`,
       verdict(republishStats.median <= TARGETS.republishMs),
     ]);
+    const floorStats = stats(floor.map((s) => s * 1000));
+    rows.push(['  its three requests alone, from a fresh node (ms)', fmt(floorStats, 0), '', '']);
+    rows.push([
+      '  the CLI\u2019s own part (medians, ms)',
+      (republishStats.median - floorStats.median).toFixed(0),
+      '',
+      '',
+    ]);
     rows.push(['slipway --help via tsx (ms)', fmt(stats(startup.tsx), 0), '', '']);
     rows.push(['slipway --help built, dist/bundle (ms)', fmt(stats(startup.dist), 0), '', '']);
     console.log(
@@ -196,6 +218,7 @@ async function main(): Promise<void> {
         CONCURRENCIES.map((n) => [n, { ...stats(publish[n]!), seconds: publish[n] }]),
       ),
       republishMs: { ...republishStats, seconds: republish },
+      republishFloorMs: { ...floorStats, seconds: floor },
       startupMs: {
         tsx: { ...stats(startup.tsx), runs: startup.tsx },
         dist: { ...stats(startup.dist), runs: startup.dist },
