@@ -42,6 +42,16 @@ describe('slipway over https', () => {
     });
   });
 
+  const siteCount = async () =>
+    Number(
+      (
+        await t.ctx.db.kysely
+          .selectFrom('sites')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
   after(async () => {
     await t?.close();
     await cli?.dispose();
@@ -81,19 +91,12 @@ describe('slipway over https', () => {
     const site = mkdtempSync(join(tmpdir(), 'slipway-cli-https-site-'));
     try {
       writeFileSync(join(site, 'index.html'), '<h1>never sent</h1>');
-      const before = await t.ctx.db.kysely
-        .selectFrom('sites')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
+      const before = await siteCount();
       const res = await cli.run(['publish', site, '--json'], { env: { NODE_EXTRA_CA_CERTS: '' } });
       assert.notEqual(res.code, 0);
       assert.equal(res.json.code, 'NETWORK_ERROR', res.stdout);
       assert.match(res.json.error, /certificate/i);
-      const afterCount = await t.ctx.db.kysely
-        .selectFrom('sites')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      assert.equal(Number(afterCount.n), Number(before.n));
+      assert.equal(await siteCount(), before, 'nothing published');
     } finally {
       rmSync(site, { recursive: true, force: true });
     }

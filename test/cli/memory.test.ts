@@ -72,8 +72,8 @@ describe('slipway publish memory', { skip: !existsSync(TIME) && `${TIME} is not 
       peak - small < 32,
       `peak RSS ${peak.toFixed(0)} MB for 190 MB, ${small.toFixed(0)} MB for 1 MB`,
     );
-    // The built CLI (node dist/cli/main.js, before it was bundled) peaked at 96 MB here; the tsx loader of the tests adds ~20 MB
-    // (and GC timing under a loaded machine a few more).
+    // The built CLI (node dist/cli/main.js, before it was bundled) peaked at 96 MB here; the tsx loader
+    // of the tests adds ~20 MB (and GC timing under a loaded machine a few more).
     assert.ok(peak < 150, `peak RSS ${peak.toFixed(0)} MB`);
   });
 });
